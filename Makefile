@@ -1,0 +1,81 @@
+# Mirrorplane. `make demo` and `make test` are the two set-up commands; both install first.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cat requirements/base.txt requirements/dev.txt | cksum | cut -d' ' -f1)
+
+# Tests run on the local Postgres and Redis (override to run elsewhere, e.g. TEST_DATABASE_URL=sqlite:///var/t.db).
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
+TEST_CELERY_BROKER_URL ?= redis://127.0.0.1:6379/15
+PYTEST_ARGS ?=
+
+.PHONY: bench-api install demo test test-all test-unit test-faults lint format kafka-up kafka-status kafka-down clean
+
+install: $(STAMP)
+
+$(STAMP):
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip==26.3
+	$(PY) -m pip install --quiet -r requirements/dev.txt
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+demo: install
+	$(PY) manage.py demo
+
+# The fault-injection scenarios (marked slow, ~6 min) run with `make test-faults`, keeping CI near 15 min.
+test: install
+	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) \
+		$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
+
+test-all: install
+	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) \
+		$(PY) -m pytest $(PYTEST_ARGS)
+
+test-faults: install
+	$(PY) -m pytest -m slow $(PYTEST_ARGS)
+
+test-unit: install
+	$(PY) -m pytest -m "not kafka and not slow" $(PYTEST_ARGS)
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy --strict replication
+
+format: install
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+kafka-up: install
+	$(PY) -m replication.localkafka up --clusters us-west,us-east,backup
+
+kafka-status: install
+	$(PY) -m replication.localkafka status
+
+kafka-down: install
+	$(PY) -m replication.localkafka down
+
+clean: kafka-down
+	rm -rf var .pytest_cache .mypy_cache .ruff_cache
+
+# Benchmarks (bench/README.md): Mirrorplane beside Kafka's MirrorMaker on own clusters (49092+), or on running
+# ones given BENCH_CLUSTERS=src=host:port,dst=host:port. `bench` takes ~10 minutes; figures, not pass/fail.
+.PHONY: bench bench-quick
+BENCH_ARGS ?=
+bench: install
+	BENCH_CLUSTERS=$(BENCH_CLUSTERS) $(PY) -m bench $(BENCH_ARGS)
+
+bench-quick: install
+	BENCH_CLUSTERS=$(BENCH_CLUSTERS) $(PY) -m bench --records-small 300000 --records-large 100000 \
+		--latency-seconds 10 --latency-warmup 5 --latency-rounds 1 --scaling-tasks 1,2 $(BENCH_ARGS)
+
+# The analytics latency job over 10M generated facts on local[2], start-up included (target: under 30 s).
+# Facts are generated once into var/bench/; BENCH_ANALYTICS_ARGS="--rounds 3 --regenerate" to change that.
+.PHONY: bench-analytics
+BENCH_ANALYTICS_ARGS ?=
+bench-api: install
+	$(PY) -m bench.controlplane_api $(BENCH_API_ARGS)
+
+bench-analytics: install
+	$(PY) -m bench.analytics_latency $(BENCH_ANALYTICS_ARGS)

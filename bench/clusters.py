@@ -1,0 +1,52 @@
+"""The two clusters a benchmark runs on: our own local Kafka 2.3.0 pair, or running ones from BENCH_CLUSTERS."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from replication.localkafka import LocalKafka
+from replication.localkafka.dist import KAFKA_DIST_NAME
+
+STATE_DIR = Path("var/bench-kafka")
+BROKER_PORT_BASE = 49092  # away from the dev (19092+) and test (29092+) clusters
+ZK_PORT_BASE = 47181
+
+
+@dataclass(frozen=True)
+class BenchClusters:
+    """Source and target bootstrap servers, and the broker PIDs when we started the brokers ourselves."""
+
+    source: str
+    target: str
+    kafka_version: str
+    broker_pids: tuple[int, ...] = field(default=())
+
+
+def parse_bench_clusters(value: str) -> tuple[str, str]:
+    """'src=host:port,dst=host:port' -> (source, target) bootstrap servers."""
+    pairs = dict(item.split("=", 1) for item in value.split(",") if "=" in item)
+    if set(pairs) != {"src", "dst"}:
+        raise SystemExit(f"BENCH_CLUSTERS must look like 'src=127.0.0.1:49092,dst=127.0.0.1:49093', got {value!r}")
+    return pairs["src"].strip(), pairs["dst"].strip()
+
+
+@contextmanager
+def bench_clusters(keep: bool = False) -> Iterator[BenchClusters]:
+    """Reuse the clusters BENCH_CLUSTERS names, or start our own pair and stop it afterwards (unless keep)."""
+    given = os.environ.get("BENCH_CLUSTERS")
+    if given:
+        source, target = parse_bench_clusters(given)
+        yield BenchClusters(source, target, "unknown (BENCH_CLUSTERS)")
+        return
+    kafka = LocalKafka(STATE_DIR, broker_port_base=BROKER_PORT_BASE, zk_port_base=ZK_PORT_BASE)
+    try:
+        servers = kafka.up(["src", "dst"])
+        pids = (kafka.broker_pid("src"), kafka.broker_pid("dst"))
+        yield BenchClusters(servers["src"], servers["dst"], KAFKA_DIST_NAME.split("-")[-1], pids)
+    finally:
+        if not keep:
+            kafka.down()  # data stays in var/bench-kafka, so the next run reuses the preloaded topics

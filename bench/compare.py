@@ -1,0 +1,162 @@
+"""`make bench`: Mirrorplane side by side with Kafka's MirrorMaker on the same brokers and data, runs alternating.
+
+1. Throughput: the same preloaded records (100 B and 1 KiB by default) copied into an empty target topic by each
+   replicator in turn (mm, mp-alo, mp-eos, loop, mm, ...), for --rounds rounds; ratios are taken per pair.
+2. Latency at a fixed moderate load (bench/latency.py explains the method).
+3. Scaling: the engine at least once with 1, 2 and 4 tasks (processes) on the small-record data.
+Figures go to stdout and to bench/results/<timestamp>.json (also bench/results/latest.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from bench import report
+from bench.clusters import bench_clusters
+from bench.latency import LatencyResult, run_latency
+from bench.preload import Dataset, ensure_dataset
+from bench.replicators import REPLICATORS, Mirrorplane
+from bench.session import Session
+from bench.throughput import ThroughputResult, run_throughput
+from replication.engine import standalone_owner
+
+STREAM_WIDTH = 10  # tables printed a row per run
+
+
+def _csv(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    add = parser.add_argument
+    add("--records-small", type=int, default=2_000_000, help="records in the small-record data set")
+    add("--size-small", type=int, default=100, help="value bytes of a small record")
+    add("--records-large", type=int, default=500_000, help="records in the large-record data set")
+    add("--size-large", type=int, default=1024, help="value bytes of a large record")
+    add("--partitions", type=int, default=8)
+    add("--rounds", type=int, default=2, help="throughput rounds; each round runs every replicator once")
+    add("--replicators", type=_csv, default=["mm", "mp-alo", "mp-eos", "loop"], help=f"of {', '.join(REPLICATORS)}")
+    add("--latency-rate", type=int, default=20_000, help="records/s of the fixed load")
+    add("--latency-seconds", type=float, default=30, help="measured seconds of fixed load (0: no latency runs)")
+    add("--latency-warmup", type=float, default=10, help="seconds of load before measuring (JIT, caches)")
+    add("--latency-rounds", type=int, default=2, help="latency rounds; each runs every latency replicator once")
+    add("--latency-replicators", type=_csv, default=["mm", "mp-alo", "mp-eos"])
+    add("--scaling-tasks", type=_csv, default=["1", "2", "4"], help="task counts for the scaling run ('' skips)")
+    add(
+        "--verify",
+        choices=["none", "eos", "all"],
+        default="eos",
+        help="count the target's records after a run, off the clock (eos: where completion came from positions)",
+    )
+    add("--keep-clusters", action="store_true", help="leave our own bench clusters running afterwards")
+    return parser
+
+
+def run_throughput_rounds(
+    session: Session, args: argparse.Namespace, data: Sequence[Dataset]
+) -> list[ThroughputResult]:
+    print("\n## Throughput (same data, alternating runs)\n")
+    print(report.table(report.THROUGHPUT_HEADERS, [], 3, STREAM_WIDTH))
+    results = []
+    for round_no in range(1, args.rounds + 1):
+        for dataset in data:
+            for name in args.replicators:
+                verify = args.verify == "all" or (args.verify == "eos" and "eos" in name)
+                result = run_throughput(REPLICATORS[name](), session.context(), dataset, round_no, verify)
+                _check_verified(result)
+                results.append(result)
+                row = report.throughput_row(result)
+                print(report.table(report.THROUGHPUT_HEADERS, [row], 3, STREAM_WIDTH).splitlines()[-1])
+    return results
+
+
+def _check_verified(result: ThroughputResult) -> None:
+    if result.verified is not None and result.verified != result.records:
+        print(f"  !! {result.replicator}: the target holds {result.verified:,} records, expected {result.records:,}")
+
+
+def run_latency_rounds(session: Session, args: argparse.Namespace) -> list[LatencyResult]:
+    if args.latency_seconds <= 0:
+        return []
+    print(f"\n## Latency at {args.latency_rate:,} records/s for {args.latency_seconds:g}s "
+          f"(after {args.latency_warmup:g}s warm-up)\n")  # fmt: skip
+    print(report.table(report.LATENCY_HEADERS, [], 2, STREAM_WIDTH))
+    results = []
+    for round_no in range(1, args.latency_rounds + 1):
+        for name in args.latency_replicators:
+            load = (args.latency_rate, args.latency_seconds, args.latency_warmup, args.size_small, args.partitions)
+            result = run_latency(REPLICATORS[name](), session.context(), round_no, *load)
+            results.append(result)
+            row = report.latency_row(result)
+            print(report.table(report.LATENCY_HEADERS, [row], 2, STREAM_WIDTH).splitlines()[-1])
+    return results
+
+
+def run_scaling(session: Session, args: argparse.Namespace, dataset: Dataset) -> list[dict[str, Any]]:
+    if not args.scaling_tasks:
+        return []
+    print(f"\n## Scaling: mp-alo with 1..n tasks on {dataset.count:,} x {dataset.label}\n")
+    rows: list[dict[str, Any]] = []
+    for tasks in (int(t) for t in args.scaling_tasks):
+        result = run_throughput(Mirrorplane(tasks=tasks), session.context(), dataset, 1)
+        shares = [sum(standalone_owner(tasks, t)(dataset.topic, p) for p in range(dataset.partitions))
+                  for t in range(tasks)]  # fmt: skip
+        base = rows[0]["records_per_s"] if rows else result.records_per_s
+        rows.append({"tasks": tasks, "partitions_per_task": shares, **result.as_dict(),
+                     "speedup": round(result.records_per_s / base, 2)})  # fmt: skip
+        print(f"  {tasks} task(s), partitions per task {shares}: {result.records_per_s:,} records/s "
+              f"(steady {result.steady_records_per_s:,}), {result.cpu_s_per_m} CPU s/M records")  # fmt: skip
+    return rows
+
+
+SCALING_HEADERS = ["tasks", "partitions per task", "records/s", "steady rec/s", "CPU s/M rec", "speedup"]
+
+
+def print_summary(
+    throughput: list[ThroughputResult], latency: list[LatencyResult], scaling: list[dict[str, Any]],
+    checks: list[dict[str, Any]],
+) -> None:  # fmt: skip
+    print("\n## Summary (medians; ratios per alternating pair, median first)\n")
+    print(report.summary_table(report.throughput_summary(throughput)))
+    for name, ratios in report.latency_ratios(latency).items():
+        print(f"\n{name} latency vs mm (medians): p50 {ratios['p50_ms_vs_mm']:.2f}x, p99 {ratios['p99_ms_vs_mm']:.2f}x")
+    if scaling:
+        print("\n" + report.table(SCALING_HEADERS, (
+            [s["tasks"], "/".join(map(str, s["partitions_per_task"])), s["records_per_s"],
+             s["steady_records_per_s"], s["cpu_s_per_m"], s["speedup"]] for s in scaling
+        )))  # fmt: skip
+    if checks:
+        print("\n## Mirrorplane's targets\n\n" + report.targets_table(checks))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    started = time.monotonic()
+    data = [Dataset(args.records_small, args.size_small, args.partitions),
+            Dataset(args.records_large, args.size_large, args.partitions)]  # fmt: skip
+    with bench_clusters(keep=args.keep_clusters) as clusters:
+        session = Session(clusters)
+        stamp = session.stamp
+        print(f"# Mirrorplane bench {stamp}: source {clusters.source}, target {clusters.target}")
+        before = report.machine()
+        for dataset in data:
+            ensure_dataset(clusters.source, dataset)
+        throughput = run_throughput_rounds(session, args, data)
+        latency = run_latency_rounds(session, args)
+        scaling = run_scaling(session, args, data[0])
+    checks = report.target_checks(throughput, latency, data[0].label, data[1].label)
+    print_summary(throughput, latency, scaling, checks)
+    document = {
+        "stamp": stamp, "elapsed_s": round(time.monotonic() - started), "kafka": clusters.kafka_version,
+        "machine": before, "loadavg_after": report.machine()["loadavg"], "settings": vars(args),
+        "throughput": [r.as_dict() for r in throughput], "summary": report.throughput_summary(throughput),
+        "latency": [r.as_dict() for r in latency], "latency_vs_mm": report.latency_ratios(latency),
+        "scaling": scaling, "targets": checks,
+    }  # fmt: skip
+    print(f"\nwrote {report.save(document, stamp)} in {document['elapsed_s']}s")
+    return 0

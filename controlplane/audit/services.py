@@ -1,0 +1,59 @@
+"""Writing audit records, and the snapshot of a model's values that goes into ``before``/``after``."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import models
+
+from controlplane.audit.models import AuditRecord
+
+REDACTED = "********"
+# Fields that hold credentials, in any model: only whether they are set is recorded.
+SECRET_FIELDS = frozenset({"sasl_password_encrypted"})
+
+
+def record(
+    actor: AbstractBaseUser | AnonymousUser | None,
+    action: str,
+    obj: models.Model | None,
+    before: dict[str, Any] | None = None,
+    after: dict[str, Any] | None = None,
+) -> AuditRecord:
+    """Store one audit record; ``before``/``after`` are snapshots (see ``snapshot``) or plain JSON values."""
+    user = actor if isinstance(actor, AbstractBaseUser) else None
+    return AuditRecord.objects.create(
+        actor=user,
+        actor_username=user.get_username() if user is not None else "",
+        action=action,
+        object_type=obj._meta.label_lower if obj is not None else "",
+        object_id=str(obj.pk) if obj is not None and obj.pk is not None else "",
+        object_repr=str(obj)[:200] if obj is not None else "",
+        before=before,
+        after=after,
+    )
+
+
+def snapshot(obj: models.Model) -> dict[str, Any]:
+    """The object's concrete field values as JSON, foreign keys by their string form, credentials redacted."""
+    values: dict[str, Any] = {}
+    for field in obj._meta.concrete_fields:
+        if field.name in SECRET_FIELDS:
+            values[field.name.removesuffix("_encrypted")] = REDACTED if getattr(obj, field.attname) else ""
+        elif field.is_relation:
+            related = getattr(obj, field.name)
+            values[field.name] = str(related) if related is not None else None
+        else:
+            values[field.name] = _json(getattr(obj, field.attname))
+    return values
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, datetime.datetime | datetime.date):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    return value

@@ -1,0 +1,126 @@
+"""Cluster API representation. The SASL password is write-only; responses say only whether one is set."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from controlplane.clusters.choices import SASL_PROTOCOLS, SSL_PROTOCOLS
+from controlplane.clusters.models import Cluster
+
+MAX_PEM_LENGTH = 65536
+MAX_SECRET_LENGTH = 1024
+
+
+class ClusterSerializer(serializers.ModelSerializer[Cluster]):
+    sasl_password = serializers.CharField(
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        max_length=MAX_SECRET_LENGTH,
+        trim_whitespace=False,
+        style={"input_type": "password"},
+        help_text="Write-only. Omit on update to keep the stored password.",
+    )
+    has_sasl_password = serializers.BooleanField(read_only=True)
+    ssl_ca_pem = serializers.CharField(required=False, allow_blank=True, max_length=MAX_PEM_LENGTH)
+
+    class Meta:
+        model = Cluster
+        fields = [
+            "id",
+            "alias",
+            "bootstrap_servers",
+            "security_protocol",
+            "sasl_mechanism",
+            "sasl_username",
+            "sasl_password",
+            "has_sasl_password",
+            "ssl_ca_pem",
+            "created_at",
+            "updated_at",
+        ]
+
+    def validate_alias(self, alias: str) -> str:
+        # The alias is the prefix of every remote topic replicated from this cluster: renaming it would orphan them.
+        if self.instance is not None and alias != self.instance.alias and _has_flows(self.instance):
+            raise serializers.ValidationError("cannot be changed while flows use this cluster")
+        return alias
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        protocol = self._value(attrs, "security_protocol")
+        if protocol in SASL_PROTOCOLS:
+            self._require_sasl(attrs)
+        else:
+            for name in ("sasl_mechanism", "sasl_username", "sasl_password"):
+                if attrs.get(name):
+                    raise serializers.ValidationError(
+                        {name: f"only used with SASL_PLAINTEXT or SASL_SSL, not {protocol}"}
+                    )
+            attrs.update(sasl_mechanism="", sasl_username="", sasl_password="")
+        if attrs.get("ssl_ca_pem") and protocol not in SSL_PROTOCOLS:
+            raise serializers.ValidationError({"ssl_ca_pem": f"only used with SSL or SASL_SSL, not {protocol}"})
+        return attrs
+
+    def create(self, validated_data: dict[str, Any]) -> Cluster:
+        password = validated_data.pop("sasl_password", "")
+        cluster = Cluster(**validated_data)
+        cluster.sasl_password = password
+        cluster.save()
+        return cluster
+
+    def update(self, instance: Cluster, validated_data: dict[str, Any]) -> Cluster:
+        if "sasl_password" in validated_data:
+            instance.sasl_password = validated_data.pop("sasl_password")
+        return super().update(instance, validated_data)
+
+    def _value(self, attrs: dict[str, Any], name: str) -> Any:
+        if name in attrs:
+            return attrs[name]
+        return getattr(self.instance, name) if self.instance is not None else Cluster._meta.get_field(name).default
+
+    def _require_sasl(self, attrs: dict[str, Any]) -> None:
+        for name in ("sasl_mechanism", "sasl_username"):
+            if not self._value(attrs, name):
+                raise serializers.ValidationError({name: "required with SASL_PLAINTEXT and SASL_SSL"})
+        stored = self.instance is not None and self.instance.has_sasl_password
+        if not attrs.get("sasl_password") and not (stored and "sasl_password" not in attrs):
+            raise serializers.ValidationError({"sasl_password": "required with SASL_PLAINTEXT and SASL_SSL"})
+
+
+class ConnectivitySerializer(serializers.Serializer[dict[str, Any]]):
+    """The outcome of a successful connectivity check."""
+
+    ok = serializers.BooleanField()
+    brokers = serializers.ListField(child=serializers.DictField())
+    topic_count = serializers.IntegerField()
+
+
+class UpstreamClustersSerializer(serializers.Serializer[dict[str, Any]]):
+    cluster = serializers.CharField()
+    upstream_clusters = serializers.ListField(child=serializers.CharField())
+
+
+class HopsQuerySerializer(serializers.Serializer[dict[str, Any]]):
+    upstream = serializers.CharField(max_length=64, help_text="alias of the upstream cluster")
+
+
+class HopsSerializer(serializers.Serializer[dict[str, Any]]):
+    cluster = serializers.CharField()
+    upstream = serializers.CharField()
+    hops = serializers.IntegerField(help_text="-1 when upstream does not reach this cluster")
+
+
+class RemoteTopicsQuerySerializer(serializers.Serializer[dict[str, Any]]):
+    source = serializers.CharField(max_length=64, required=False, allow_blank=True, help_text="only from this alias")
+
+
+class RemoteTopicsSerializer(serializers.Serializer[dict[str, Any]]):
+    cluster = serializers.CharField()
+    source = serializers.CharField(allow_null=True)
+    remote_topics = serializers.ListField(child=serializers.CharField())
+
+
+def _has_flows(cluster: Cluster) -> bool:
+    return cluster.outgoing_flows.exists() or cluster.incoming_flows.exists()

@@ -1,0 +1,11 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class ClustersConfig(AppConfig):
+    """Kafka clusters known to the control plane: alias, bootstrap servers and credentials."""
+
+    name = "controlplane.clusters"
+    label = "clusters"
+    verbose_name = "Kafka clusters"

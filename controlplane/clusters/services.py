@@ -1,0 +1,81 @@
+"""Cluster operations: librdkafka client settings (with the decrypted password) and the connectivity check.
+
+``client_settings`` is for handing to ``replication/`` only: its result holds the plain password and must
+never reach a response or a log line.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient
+
+from controlplane.clusters.choices import SASL_PROTOCOLS, SSL_PROTOCOLS
+from controlplane.clusters.models import Cluster
+
+log = logging.getLogger(__name__)
+_librdkafka_log = logging.getLogger("controlplane.clusters.librdkafka")
+CONNECTIVITY_TIMEOUT_SECONDS = 5.0
+_ATTEMPT_SECONDS = 0.5
+
+
+def client_settings(cluster: Cluster) -> dict[str, str]:
+    """librdkafka settings of the cluster: bootstrap.servers, security.protocol, sasl.* and ssl.ca.pem."""
+    settings = {"bootstrap.servers": cluster.bootstrap_servers, "security.protocol": str(cluster.security_protocol)}
+    if cluster.security_protocol in SASL_PROTOCOLS:
+        settings["sasl.mechanism"] = str(cluster.sasl_mechanism or "PLAIN")
+        settings["sasl.username"] = cluster.sasl_username
+        settings["sasl.password"] = cluster.sasl_password
+    if cluster.security_protocol in SSL_PROTOCOLS and cluster.ssl_ca_pem:
+        settings["ssl.ca.pem"] = cluster.ssl_ca_pem
+    return settings
+
+
+def connectivity_check(cluster: Cluster, timeout: float = CONNECTIVITY_TIMEOUT_SECONDS) -> dict[str, Any]:
+    """The cluster's brokers and topic count, or librdkafka's exact error when it cannot be reached."""
+    errors: list[KafkaError] = []
+    config: dict[str, Any] = {
+        **client_settings(cluster),
+        "socket.timeout.ms": int(timeout * 1000),
+        "socket.connection.setup.timeout.ms": int(timeout * 1000),
+        "error_cb": errors.append,
+        # Every failed connection attempt would be logged; the first error is reported instead.
+        "log_level": 0,
+        "logger": _librdkafka_log,
+    }
+    try:
+        admin = AdminClient(config)
+    except (KafkaException, TypeError, ValueError) as exc:
+        return {"ok": False, "error": _describe(exc.args[0])}
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            metadata = admin.list_topics(timeout=min(_ATTEMPT_SECONDS, max(0.01, deadline - time.monotonic())))
+        except KafkaException as exc:
+            admin.poll(0)  # serves error_cb with the errors met while connecting
+            # Give up early only once every broker failed; the connection error says more than "timed out".
+            if time.monotonic() >= deadline or _all_brokers_down(errors):
+                return {"ok": False, "error": _first_connection_error(errors) or _describe(exc.args[0])}
+            continue
+        brokers = [{"id": b.id, "host": b.host, "port": b.port} for b in sorted(metadata.brokers.values(), key=_id)]
+        return {"ok": True, "brokers": brokers, "topic_count": len(metadata.topics)}
+
+
+def _all_brokers_down(errors: list[KafkaError]) -> bool:
+    return any(error.code() == KafkaError._ALL_BROKERS_DOWN for error in errors)
+
+
+def _first_connection_error(errors: list[KafkaError]) -> str | None:
+    specific = [error for error in errors if error.code() != KafkaError._ALL_BROKERS_DOWN]
+    return _describe((specific or errors)[0]) if errors else None
+
+
+def _id(broker: Any) -> int:
+    return int(broker.id)
+
+
+def _describe(error: KafkaError | Any) -> str:
+    return str(error.str()) if isinstance(error, KafkaError) else str(error)

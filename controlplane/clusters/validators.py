@@ -1,0 +1,25 @@
+"""Field validators that apply replication/'s own rules to cluster fields."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+
+from replication.policy import PolicyError, validate_alias
+
+
+def validate_cluster_alias(alias: str) -> None:
+    """An alias must be usable as a remote-topic prefix. The separator is a flow property, so a flow checks
+    that its clusters' aliases do not contain its separator (replication.config.validate_flow)."""
+    try:
+        validate_alias(alias, separator="")
+    except PolicyError as exc:
+        raise ValidationError(str(exc).split(": ", 1)[-1]) from None
+
+
+def validate_bootstrap_servers(value: str) -> None:
+    """A comma-separated list of host:port, as librdkafka's bootstrap.servers takes it."""
+    servers = [server.strip() for server in value.split(",")]
+    for server in servers:
+        host, sep, port = server.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536 or any(c.isspace() for c in host):
+            raise ValidationError(f"{server!r} is not host:port (expected e.g. kafka1:9092,kafka2:9092)")

@@ -1,0 +1,170 @@
+"""``manage.py demo``: the whole product on embedded defaults, stopped cleanly by Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+import time
+import urllib.request
+from argparse import ArgumentParser
+from contextlib import ExitStack
+from types import FrameType
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+from controlplane.core.processes import ProcessGroup
+
+DEMO_CLUSTERS = ["us-west", "us-east", "backup"]
+ADMIN_USERNAME = "admin"
+HEALTH_TIMEOUT_SECONDS = 60.0
+
+
+class _Stop(BaseException):
+    """Raised by the first SIGINT/SIGTERM/SIGHUP; a BaseException so no ``except Exception`` swallows it."""
+
+
+class _StopSignals:
+    """Turns the first stop signal into ``_Stop``; later ones are ignored so teardown runs to its end."""
+
+    def __init__(self) -> None:
+        self.stopping = False
+
+    def install(self) -> None:
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, self._handle)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if not self.stopping:
+            self.stopping = True
+            raise _Stop(signal.Signals(signum).name)
+
+
+class Command(BaseCommand):
+    help = "Run local Kafka clusters, the web server, a Celery worker and beat until Ctrl-C."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--no-kafka", action="store_true", help="do not start the local Kafka clusters")
+        parser.add_argument("--port", type=int, default=8000, help="port of the web server (default 8000)")
+        # Distinct bases let the demo run beside other local clusters, such as the test suite's.
+        parser.add_argument("--kafka-broker-port-base", type=int, default=19092, help="default 19092")
+        parser.add_argument("--kafka-zk-port-base", type=int, default=12181, help="default 12181")
+
+    bootstraps: dict[str, str] = {}
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        signals = _StopSignals()
+        signals.install()
+        stack = ExitStack()
+        try:
+            if not _port_is_free(options["port"]):
+                raise CommandError(f"port {options['port']} on 127.0.0.1 is already in use; pass --port")
+            if not options["no_kafka"]:
+                self._start_kafka(stack, options["kafka_broker_port_base"], options["kafka_zk_port_base"])
+            self._run(stack, port=options["port"])
+        except _Stop as stop:
+            self.stdout.write(f"Received {stop}, stopping.")
+        finally:
+            signals.stopping = True
+            stack.close()
+        self.stdout.write("Mirrorplane demo stopped.")
+
+    def _run(self, stack: ExitStack, *, port: int) -> None:
+        call_command("migrate", interactive=False, verbosity=1)
+        password = os.environ.get("MIRRORPLANE_DEMO_PASSWORD") or "admin"
+        _ensure_superuser(ADMIN_USERNAME, password)
+        self.stdout.write(f"Log in as {ADMIN_USERNAME} / {password}")
+        if self.bootstraps:
+            from controlplane.core.demo_data import seed
+
+            created = seed(self.bootstraps)
+            self.stdout.write(f"Registered clusters {', '.join(self.bootstraps)}; demo flows: {created or 'present'}")
+        children = stack.enter_context(ProcessGroup())
+        for name, argv in _child_commands(port, self.bootstraps).items():
+            child = children.start(name, argv, cwd=settings.BASE_DIR, env=_child_env())
+            self.stdout.write(f"started {name} (pid {child.pid})")
+        _wait_until_healthy(f"http://127.0.0.1:{port}/healthz", children)
+        self.stdout.write(
+            self.style.SUCCESS(f"Mirrorplane is running at http://127.0.0.1:{port}/ ({ADMIN_USERNAME} / {password})")
+        )
+        while (dead := children.exited()) is None:
+            time.sleep(0.5)
+        raise CommandError(f"{dead.name} exited with code {dead.popen.returncode}; demo stopped")
+
+    def _start_kafka(self, stack: ExitStack, broker_port_base: int, zk_port_base: int) -> None:
+        try:
+            from replication.localkafka import LocalKafka
+        except ImportError as exc:
+            raise CommandError(f"local Kafka is not available ({exc}); run with --no-kafka") from exc
+        kafka = LocalKafka(settings.STATE_DIR / "demo-kafka", broker_port_base, zk_port_base)
+        # Registered before up() so clusters started by an interrupted up() are stopped too.
+        stack.callback(kafka.down)
+        self.stdout.write(f"Starting local Kafka clusters {', '.join(DEMO_CLUSTERS)} ...")
+        try:
+            bootstraps = kafka.up(DEMO_CLUSTERS)
+        except Exception as exc:  # any start-up failure ends the demo with its message, not a traceback
+            raise CommandError(f"local Kafka did not start: {exc}") from exc
+        for alias, bootstrap in bootstraps.items():
+            self.stdout.write(f"{alias}={bootstrap}")
+        self.bootstraps = bootstraps
+
+
+def _child_commands(port: int, bootstraps: dict[str, str]) -> dict[str, list[str]]:
+    manage_py = str(settings.BASE_DIR / "manage.py")
+    celery = [sys.executable, "-m", "celery", "-A", "controlplane"]
+    schedule = str(settings.STATE_DIR / "celerybeat-schedule")
+    # Replication tasks hold a pool process for as long as they run (MIRRORPLANE_WORKER_SLOTS of them);
+    # the remaining processes serve the controller and the periodic jobs.
+    commands = {
+        "web": [sys.executable, manage_py, "runserver", f"127.0.0.1:{port}", "--noreload"],
+        "worker": [*celery, "worker", "-l", "info", "--concurrency", "6"],
+        "beat": [*celery, "beat", "-l", "info", "--schedule", schedule],
+    }
+    if "us-west" in bootstraps:
+        traffic = [sys.executable, "-m", "replication.localkafka.traffic", "--bootstrap", bootstraps["us-west"]]
+        commands["traffic"] = [*traffic, "--topic", "orders", "--topic", "payments", "--rate", "20"]
+    return commands
+
+
+def _child_env() -> dict[str, str]:
+    return {"MIRRORPLANE_WORKER_SLOTS": "3", **os.environ, "PYTHONUNBUFFERED": "1"}
+
+
+def _ensure_superuser(username: str, password: str) -> None:
+    user, _ = get_user_model().objects.get_or_create(username=username)
+    user.is_active = user.is_staff = user.is_superuser = True
+    user.set_password(password)
+    user.save()
+
+
+def _port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        # Same option as the web server, so a port left in TIME_WAIT does not count as taken.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _wait_until_healthy(url: str, children: ProcessGroup) -> None:
+    # No proxy: an http_proxy variable must not route a loopback health check elsewhere.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    deadline = time.monotonic() + HEALTH_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        if (dead := children.exited()) is not None:
+            raise CommandError(f"{dead.name} exited with code {dead.popen.returncode} during start-up")
+        try:
+            with opener.open(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass  # not listening yet
+        time.sleep(0.3)
+    raise CommandError(f"{url} did not answer within {HEALTH_TIMEOUT_SECONDS:.0f}s")

@@ -1,0 +1,98 @@
+"""/api/v1/failovers/: create (the plan), read, and one action per step. Operators and admins run them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import APIException
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.serializers import BaseSerializer
+
+from controlplane.audit.services import record
+from controlplane.core.permissions import HasRole
+from controlplane.failover.api import serializers as s
+from controlplane.failover.choices import Step
+from controlplane.failover.models import Failover
+from controlplane.failover.services import failback, machine, offsets, steps
+
+
+class StepConflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "wrong_step"
+
+
+def _step(name: str, inputs: type[BaseSerializer[Any]], doc: str) -> Any:
+    """A POST action ``<name>/`` that runs one step (the action's name must be set before @action binds it)."""
+
+    def run_step(self: FailoverViewSet, request: Request, pk: str | None = None) -> Response:
+        return self._run(name, inputs, request)
+
+    run_step.__name__ = run_step.__qualname__ = name
+    run_step.__doc__ = doc
+    decorated = action(detail=True, methods=["post"], url_path=name, url_name=name)(run_step)
+    return extend_schema(request=inputs, responses=s.FailoverSerializer)(decorated)
+
+
+class FailoverViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
+                      viewsets.GenericViewSet[Failover]):  # fmt: skip
+    """A failover is created by its plan (step 1), then walked step by step; every step is audited."""
+
+    queryset = Failover.objects.select_related("source", "target", "created_by")
+    serializer_class = s.FailoverSerializer
+    permission_classes = [HasRole]
+    operator_actions = ("create", "preflight", "drain", "fence", "checkpoint", "apply", "verify", "failback", "abort")
+
+    preflight = _step("preflight", s.PreflightSerializer, "2. Run the checks; warnings named in acknowledge pass.")
+    drain = _step("drain", s.EmptySerializer, "3. Planned only: poll until the flow lag is at most the threshold.")
+    fence = _step("fence", s.FenceSerializer, "4. Confirm the source's clients stopped; the wizard verifies it.")
+    checkpoint = _step("checkpoint", s.EmptySerializer, "5. Final checkpoint and the per-partition preview.")
+    apply = _step("apply", s.ApplySerializer, "6. Write the previewed offsets into the EMPTY target groups.")
+    verify = _step("verify", s.EmptySerializer, "7. Read the committed offsets back from the target.")
+    failback = _step("failback", s.FailbackSerializer, "8. Set up the flow back and its translation.")
+
+    def perform_create(self, serializer: BaseSerializer[Failover]) -> None:
+        failover = serializer.save(created_by=self.request.user, step=Step.PREFLIGHT)
+        record(self.request.user, "failover.plan", failover, after=s.FailoverSerializer(failover).data)
+        failover.steps = {Step.PLAN: {"inputs": dict(self.request.data), "result": {"created": failover.pk},
+                                      "by": self.request.user.get_username(), "complete": True}}  # fmt: skip
+        failover.save(update_fields=["steps"])
+
+    @extend_schema(request=s.AbortSerializer, responses=s.FailoverSerializer)
+    @action(detail=True, methods=["post"])
+    def abort(self, request: Request, pk: str | None = None) -> Response:
+        """Stop the failover where it is; nothing is undone."""
+        inputs = s.AbortSerializer(data=request.data)
+        inputs.is_valid(raise_exception=True)
+        try:
+            failover = machine.abort(self.get_object().pk, inputs.validated_data["reason"], request.user)
+        except machine.WrongStep as exc:
+            raise StepConflict(str(exc)) from None
+        return Response(s.FailoverSerializer(failover).data)
+
+    def _run(self, name: str, inputs_type: type[BaseSerializer[Any]], request: Request) -> Response:
+        inputs = inputs_type(data=request.data)
+        inputs.is_valid(raise_exception=True)
+        function = _FUNCTIONS[name] if name != "failback" else _failback_by(request.user)
+        try:
+            failover = machine.run(self.get_object().pk, name, dict(inputs.validated_data), request.user, function)
+        except machine.WrongStep as exc:
+            raise StepConflict(str(exc)) from None
+        return Response(s.FailoverSerializer(failover).data)
+
+
+_FUNCTIONS: dict[str, machine.StepFunction] = {
+    "preflight": steps.preflight_step,
+    "drain": steps.drain_step,
+    "fence": steps.fence_step,
+    "checkpoint": offsets.checkpoint_step,
+    "apply": offsets.apply_step,
+    "verify": offsets.verify_step,
+}
+
+
+def _failback_by(user: Any) -> machine.StepFunction:
+    return lambda failover, inputs: failback.failback_step(failover, inputs, user)

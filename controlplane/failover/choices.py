@@ -1,0 +1,42 @@
+"""Modes, steps and statuses of a failover, in the order the wizard walks them."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class Mode(models.TextChoices):
+    PLANNED = "planned", "Planned: both clusters up, drain then switch"
+    UNPLANNED = "unplanned", "Unplanned: the source is down"
+    FAILBACK = "failback", "Failback: return to the original cluster"
+
+
+class Step(models.TextChoices):
+    PLAN = "plan", "Plan"
+    PREFLIGHT = "preflight", "Pre-flight"
+    DRAIN = "drain", "Drain"
+    FENCE = "fence", "Fence"
+    CHECKPOINT = "checkpoint", "Final checkpoint"
+    APPLY = "apply", "Apply"
+    VERIFY = "verify", "Verify"
+    FAILBACK = "failback", "Failback"
+    DONE = "done", "Done"
+
+
+class Status(models.TextChoices):
+    ACTIVE = "active", "In progress"
+    COMPLETED = "completed", "Completed"
+    ABORTED = "aborted", "Aborted"
+
+
+class Check(models.TextChoices):
+    """Outcome of one pre-flight or fence check: a failure blocks, a warning needs an acknowledgement."""
+
+    PASS = "pass", "Pass"
+    INFO = "info", "Info"
+    WARN = "warn", "Warning"
+    FAIL = "fail", "Fail"
+
+
+STEP_ORDER = [Step.PLAN, Step.PREFLIGHT, Step.DRAIN, Step.FENCE, Step.CHECKPOINT, Step.APPLY, Step.VERIFY,
+              Step.FAILBACK, Step.DONE]  # fmt: skip

@@ -1,0 +1,40 @@
+"""A failover: which consumer groups move from which cluster to which, and where the wizard stands."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+
+from controlplane.failover.choices import Mode, Status, Step
+
+
+class Failover(models.Model):
+    """A resumable state machine: ``step`` is the step to run next; ``steps`` keeps each run step's inputs and
+    result (``{step: {"inputs", "result", "by", "at"}}``), so a reload or another browser picks up where it was."""
+
+    mode = models.CharField(max_length=16, choices=Mode.choices)
+    source = models.ForeignKey("clusters.Cluster", on_delete=models.PROTECT, related_name="failovers_from")
+    target = models.ForeignKey("clusters.Cluster", on_delete=models.PROTECT, related_name="failovers_to")
+    groups = models.JSONField(help_text="consumer group ids to move")
+    dry_run = models.BooleanField(default=False, help_text="run every step without changing anything")
+    drain_threshold = models.PositiveIntegerField(default=0, help_text="records of flow lag the drain waits for")
+    step = models.CharField(max_length=16, choices=Step.choices, default=Step.PREFLIGHT)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    steps = models.JSONField(default=dict)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="failovers"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.mode} failover {self.source}->{self.target} ({', '.join(self.groups)})"
+
+    def result(self, step: str) -> dict[str, Any]:
+        """The stored result of a step that ran, or {}."""
+        return dict((self.steps.get(step) or {}).get("result") or {})

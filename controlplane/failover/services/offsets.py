@@ -1,0 +1,163 @@
+"""Steps 5 to 7: the final checkpoint and the per-partition preview, applying it to the target, reading it back.
+
+The preview is stored with the failover, and apply writes exactly what it showed: what the operator approved is
+what happens. Apply writes only into EMPTY groups, never moves an offset backwards unless told to, and does
+nothing at all in a dry run.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from confluent_kafka import KafkaException
+
+from controlplane.failover.choices import Mode
+from controlplane.failover.models import Failover
+from controlplane.failover.services import context, kafka, readers, translate
+from controlplane.failover.services.preflight import rpo_estimate
+from controlplane.flows.services import cluster_config
+from replication.checkpoints import CheckpointEmitter
+from replication.config import FlowConfig
+
+Outcome = tuple[dict[str, Any], bool]
+
+
+def checkpoint_step(failover: Failover, inputs: dict[str, Any]) -> Outcome:
+    """Emit a final checkpoint, then plan every partition. Planned moves wait until every plan is exact."""
+    flows = context.flows(failover)
+    forward, inverse = flows.configs()
+    up, error = kafka.reachable(failover.source)
+    if up:
+        written = final_checkpoint(forward, failover.groups) if forward is not None else 0
+        plans = _planned(failover, forward, inverse)
+    else:
+        written, plans = 0, _from_checkpoints(failover, forward)
+    rows = [p.as_json() for p in plans]
+    inexact = [f"{p.group} {p.topic}-{p.partition}" for p in plans if not p.exact]
+    result: dict[str, Any] = {
+        "checkpoints_written": written,
+        "source_reachable": up,
+        "source_error": error,
+        "preview": rows,
+        "inexact": inexact,
+        "rpo": _rpo(failover, flows.forward, up),
+    }
+    if not plans:
+        return {**result, "error": "the groups have no committed offsets to move"}, False
+    waiting = bool(inexact) and failover.mode != Mode.UNPLANNED
+    return {**result, "waiting": waiting}, not waiting
+
+
+def final_checkpoint(flow: FlowConfig, groups: list[str]) -> int:
+    """One round of the flow's checkpoint emitter for exactly these groups; returns how many partitions it wrote."""
+    scoped = flow.replace(groups=tuple(re.escape(g) for g in groups), groups_exclude=())
+    emitter = CheckpointEmitter(scoped)
+    try:
+        emitter.run_once()
+    finally:
+        emitter.close()
+    return sum(1 for group, _, _ in emitter.last if group in groups)
+
+
+def _planned(
+    failover: Failover, forward: FlowConfig | None, inverse: FlowConfig | None
+) -> list[translate.PartitionPlan]:
+    client = kafka.admin(failover.source)
+    planner = translate.Planner(forward, inverse)
+    try:
+        return [p for group in failover.groups for p in planner.plan(group, kafka.committed(client, group))]
+    finally:
+        planner.close()
+
+
+def _from_checkpoints(failover: Failover, forward: FlowConfig | None) -> list[translate.PartitionPlan]:
+    if forward is None:
+        return []
+    latest = readers.latest_checkpoints(cluster_config(failover.target), failover.source.alias)
+    policy = forward.policy()
+    return [p for g in failover.groups for p in translate.from_checkpoints(g, latest.get(g, {}), policy.upstream_topic)]
+
+
+def _rpo(failover: Failover, flow: Any, source_up: bool) -> dict[str, Any]:
+    estimate = rpo_estimate(flow)
+    if source_up and failover.mode != Mode.UNPLANNED:
+        # Fenced and caught up: every record the groups will read is in the target.
+        return {**estimate, "records": 0, "latency_p99_ms": None}
+    return {**estimate, "note": "records written to the source and not replicated before it went down"}
+
+
+def apply_step(failover: Failover, inputs: dict[str, Any]) -> Outcome:
+    """Write the previewed offsets into the target groups (all or nothing per check, before any write)."""
+    rows = failover.result("checkpoint").get("preview", [])
+    wanted = _wanted(rows)
+    client = kafka.admin(failover.target)
+    states = kafka.describe(client, list(failover.groups))
+    busy = [f"{s.group} is {s.state} with {len(s.members)} members" for s in states.values() if not s.empty]
+    if busy:
+        return {"error": f"not EMPTY on the target: {'; '.join(busy)}"}, False
+    backwards = _backwards(client, wanted)
+    if backwards and not inputs.get("override_backwards"):
+        shown = "; ".join(backwards[:10])
+        return {"error": f"would move offsets backwards: {shown}", "backwards": backwards}, False
+    if failover.dry_run:
+        return {"dry_run": True, "would_write": _listed(wanted), "backwards": backwards}, True
+    refused = {g: kafka.alter(client, g, offsets) for g, offsets in wanted.items()}
+    errors = [f"{g} {t}-{p}: {e}" for g, r in refused.items() for (t, p), e in sorted(r.items())]
+    if errors:
+        return {"error": "the broker refused: " + "; ".join(errors), "written": _listed(wanted)}, False
+    return {"written": _listed(wanted), "backwards": backwards, "override_backwards": bool(backwards)}, True
+
+
+def _wanted(rows: list[dict[str, Any]]) -> dict[str, dict[tuple[str, int], int]]:
+    wanted: dict[str, dict[tuple[str, int], int]] = {}
+    for row in rows:
+        if row["downstream_offset"] is not None:
+            wanted.setdefault(row["group"], {})[(row["target_topic"], row["partition"])] = row["downstream_offset"]
+    return wanted
+
+
+def _backwards(client: Any, wanted: dict[str, dict[tuple[str, int], int]]) -> list[str]:
+    found = []
+    for group, offsets in wanted.items():
+        current = kafka.committed(client, group)
+        for tp, offset in sorted(offsets.items()):
+            if tp in current and offset < current[tp]:
+                found.append(f"{group} {tp[0]}-{tp[1]}: {current[tp]} -> {offset}")
+    return found
+
+
+def _listed(wanted: dict[str, dict[tuple[str, int], int]]) -> list[dict[str, Any]]:
+    return [{"group": g, "topic": t, "partition": p, "offset": o} for g, offs in wanted.items()
+            for (t, p), o in sorted(offs.items())]  # fmt: skip
+
+
+def verify_step(failover: Failover, inputs: dict[str, Any]) -> Outcome:
+    """Read the committed offsets back from the target and compare them with what was written."""
+    wanted = _wanted(failover.result("checkpoint").get("preview", []))
+    client = kafka.admin(failover.target)
+    rows, ok = [], True
+    for group, offsets in wanted.items():
+        try:
+            current = kafka.committed(client, group)
+        except KafkaException as exc:
+            return {"error": f"{group}: offsets not read back: {exc}"}, False
+        for (topic, partition), offset in sorted(offsets.items()):
+            found = current.get((topic, partition))
+            match = failover.dry_run or found == offset
+            ok = ok and match
+            rows.append({"group": group, "topic": topic, "partition": partition, "expected": offset,
+                         "committed": found, "match": match})  # fmt: skip
+    return {"rows": rows, "checklist": checklist(failover, rows), "dry_run": failover.dry_run}, ok
+
+
+def checklist(failover: Failover, rows: list[dict[str, Any]]) -> list[str]:
+    topics = sorted({r["topic"] for r in rows})
+    target = failover.target
+    return [
+        f"Point the consumers of {', '.join(failover.groups)} at {target} ({target.bootstrap_servers}).",
+        f"Have them read {', '.join(topics)}: the names of the same records in {target}.",
+        "Start them: they resume at the committed offsets verified above.",
+        f"Point the producers at {target}, or keep them on the source if it stays the primary for writes.",
+        "Keep the groups' old consumers on the source stopped, so no one reads the same records twice.",
+    ]

@@ -1,0 +1,77 @@
+"""Reads of replication's internal topics that the failover and the UI share: heartbeats and checkpoints.
+
+Thin wrappers around replication/'s own readers (TopicTail, read_checkpoints, MirrorClient), each with a
+deadline, so an unreachable cluster costs seconds rather than the data plane's long default timeouts.
+"""
+
+from __future__ import annotations
+
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
+
+from replication.checkpoints import read_checkpoints
+from replication.config import ClusterConfig
+from replication.internaltopics import InternalClients, TopicTail
+from replication.mirrorclient import MirrorClient, replication_hops, upstream_clusters
+from replication.policy import checkpoints_topic
+from replication.records import Checkpoint, Heartbeat, RecordFormatError
+
+READ_TIMEOUT = 10.0
+
+
+def newest_heartbeat(cluster: ClusterConfig, topic: str, timeout: float = READ_TIMEOUT) -> Heartbeat | None:
+    """The last heartbeat in ``topic`` (partition 0) of the cluster, or None if the topic is empty or missing."""
+    consumer = InternalClients().consumer(cluster, "ui-heartbeats")
+    try:
+        try:
+            low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=timeout)
+        except KafkaException as exc:
+            if exc.args[0].code() in (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_PARTITION):
+                return None
+            raise
+        if high <= low:
+            return None
+        consumer.assign([TopicPartition(topic, 0, high - 1)])
+        for msg in consumer.consume(1, timeout):
+            if msg.error() is None:
+                return _heartbeat(msg.key(), msg.value())
+        return None
+    finally:
+        consumer.close()
+
+
+def _heartbeat(key: bytes | None, value: bytes | None) -> Heartbeat | None:
+    try:
+        return Heartbeat.from_bytes(key, value)
+    except RecordFormatError:
+        return None
+
+
+def heartbeat_topics(cluster: ClusterConfig) -> set[str]:
+    return MirrorClient(cluster).heartbeat_topics()
+
+
+def upstream_hops(cluster: ClusterConfig) -> dict[str, int]:
+    """Every cluster heartbeats came from, with the fewest hops they took to reach this one."""
+    client = MirrorClient(cluster)
+    topics = client.topics()
+    upstream = upstream_clusters(client.policy, topics)
+    return {alias: replication_hops(client.policy, topics, alias) for alias in sorted(upstream)}
+
+
+def checkpoints(target: ClusterConfig, source_alias: str, timeout: float = READ_TIMEOUT) -> list[Checkpoint]:
+    """Every checkpoint in ``<source alias>.checkpoints.internal`` on the target, oldest first."""
+    tail = TopicTail(
+        InternalClients().consumer(target, f"ui-checkpoints-{source_alias}"), checkpoints_topic(source_alias)
+    )
+    try:
+        return read_checkpoints(tail, timeout)
+    finally:
+        tail.close()
+
+
+def latest_checkpoints(target: ClusterConfig, source_alias: str) -> dict[str, dict[tuple[str, int], Checkpoint]]:
+    """group -> (remote topic, partition) -> its newest checkpoint."""
+    latest: dict[str, dict[tuple[str, int], Checkpoint]] = {}
+    for cp in checkpoints(target, source_alias):
+        latest.setdefault(cp.consumer_group_id, {})[(cp.topic, cp.partition)] = cp
+    return latest

@@ -1,0 +1,83 @@
+"""One function per wizard step: (failover, inputs) -> (result, complete). ``machine.run`` stores and audits them.
+
+Steps 5 to 8 (final checkpoint and preview, apply, verify, failback) are in ``offsets`` and ``failback``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from controlplane.failover.choices import Check
+from controlplane.failover.models import Failover
+from controlplane.failover.services import context, kafka, preflight
+from controlplane.orchestration.services.status import flow_status
+from controlplane.ui.services.health import totals
+
+FENCE_WINDOW_SECONDS = 3.0
+Outcome = tuple[dict[str, Any], bool]
+
+
+def preflight_step(failover: Failover, inputs: dict[str, Any]) -> Outcome:
+    """Complete when asked to proceed, nothing fails and every warning is acknowledged (``acknowledge`` lists
+    their codes). Without ``proceed`` the checks only run, so the operator sees them before moving on."""
+    checks = [c.as_json() for c in preflight.run(failover, context.flows(failover))]
+    acknowledged = set(inputs.get("acknowledge") or [])
+    failed = [c["code"] for c in checks if c["status"] == Check.FAIL]
+    unacknowledged = [c["code"] for c in checks if c["status"] == Check.WARN and c["code"] not in acknowledged]
+    rpo = preflight.rpo_estimate(context.flows(failover).forward)
+    result = {"checks": checks, "failed": failed, "unacknowledged": unacknowledged, "rpo": rpo}
+    return result, bool(inputs.get("proceed")) and not failed and not unacknowledged
+
+
+def drain_step(failover: Failover, inputs: dict[str, Any]) -> Outcome:
+    """Complete once the flow's lag is at most the threshold; the UI polls it for the progress bar."""
+    flow = context.flows(failover).forward
+    if flow is None:
+        return {"error": "the flow from the source to the target no longer exists", "waiting": True}, False
+    lag = totals(flow_status(flow)).lag
+    first = (failover.steps.get("drain") or {}).get("result", {}).get("initial_lag")
+    initial = first if first is not None else lag
+    done = lag is not None and lag <= failover.drain_threshold
+    progress = 1.0 if done else (0.0 if not initial or lag is None else max(0.0, 1 - lag / max(initial, 1)))
+    result = {"lag": lag, "initial_lag": initial, "threshold": failover.drain_threshold,
+              "progress": round(progress, 3), "waiting": not done}  # fmt: skip
+    return result, done
+
+
+def fence_step(failover: Failover, inputs: dict[str, Any]) -> Outcome:
+    """The operator confirms the source's producers and consumers stopped; the wizard checks it is true."""
+    if not inputs.get("confirmed"):
+        return {"error": "confirm that producers and consumers on the source have stopped"}, False
+    up, error = kafka.reachable(failover.source)
+    if not up:
+        note = f"the source does not answer ({error}): no client can write to it or read from it either"
+        checks = [{"code": "source_down", "label": "Source unreachable", "status": Check.INFO, "detail": note}]
+        return {"checks": checks, "verified": False}, failover.mode == "unplanned"
+    checks = [_members_gone(failover), _end_offsets_still(failover)]
+    return {"checks": checks, "verified": True}, all(c["status"] == Check.PASS for c in checks)
+
+
+def _members_gone(failover: Failover) -> dict[str, Any]:
+    states = kafka.describe(kafka.admin(failover.source), list(failover.groups))
+    busy = [s for s in states.values() if s.members]
+    label = f"Group members gone from {failover.source}"
+    if not busy:
+        return {"code": "members_gone", "label": label, "status": Check.PASS, "detail": "no group has a member"}
+    detail = "; ".join(f"{s.group}: {', '.join(s.members)}" for s in busy)
+    return {"code": "members_gone", "label": label, "status": Check.FAIL, "detail": f"still consuming: {detail}"}
+
+
+def _end_offsets_still(failover: Failover) -> dict[str, Any]:
+    client = kafka.admin(failover.source)
+    partitions = sorted({tp for group in failover.groups for tp in kafka.committed(client, group)})
+    label = f"End offsets on {failover.source} stopped moving"
+    before = kafka.end_offsets(failover.source, partitions)
+    time.sleep(FENCE_WINDOW_SECONDS)
+    after = kafka.end_offsets(failover.source, partitions)
+    moving = {tp: after[tp] - before[tp] for tp in partitions if after[tp] != before[tp]}
+    if not moving:
+        detail = f"{len(partitions)} partitions unchanged over {FENCE_WINDOW_SECONDS:.0f} s"
+        return {"code": "end_offsets_still", "label": label, "status": Check.PASS, "detail": detail}
+    shown = ", ".join(f"{t}-{p} +{n}" for (t, p), n in sorted(moving.items())[:5])
+    return {"code": "end_offsets_still", "label": label, "status": Check.FAIL, "detail": f"still written: {shown}"}

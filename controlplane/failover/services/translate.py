@@ -1,0 +1,154 @@
+"""Per-partition offset plans for moving consumer groups from the source cluster to the target.
+
+Two directions, both exact when offset syncs cover the position:
+- forward: a topic the flow source->target replicates; replication/'s OffsetTranslator gives the downstream
+  offset and how it was derived (sync: exact; timestamp: approximate, with the window at risk).
+- back to its origin: a remote topic that came from the target (``us-west.orders`` in us-east, failing back to
+  us-west). The offset syncs of the flow target->source describe that copy; the plan inverts them: the smallest
+  upstream position whose copy is at or after the group's position (equivalent: everything between is not
+  replicated). MM2 has no such translation; it is what makes a failback as exact as the failover.
+When the source cannot be read (unplanned), the plan is the group's last checkpoint in the target.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from replication.config import FlowConfig
+from replication.filters import TopicFilter
+from replication.offsetsyncstore import OffsetSyncReader, OffsetSyncStore
+from replication.records import Checkpoint
+from replication.translation import SYNC, OffsetTranslator
+
+Partition = tuple[str, int]
+INVERSE = "sync-inverse"
+CHECKPOINT = "checkpoint"
+NONE = "none"
+_PROBE = 1000  # positions scanned around an epoch boundary, where syncs do not interpolate
+
+
+@dataclass(frozen=True)
+class PartitionPlan:
+    """Where one group resumes in the target for one partition, how that was derived, and what it costs."""
+
+    group: str
+    topic: str
+    partition: int
+    upstream_offset: int
+    target_topic: str
+    downstream_offset: int | None
+    method: str
+    exact: bool
+    note: str = ""
+    reread: int | None = None  # records the group would read a second time (None: unknown)
+    skipped: int | None = None  # records the group would never read (None: unknown)
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Planner:
+    """Plans partitions for one failover: ``forward`` is the flow source->target, ``inverse`` target->source."""
+
+    def __init__(self, forward: FlowConfig | None, inverse: FlowConfig | None) -> None:
+        self.forward, self.inverse = forward, inverse
+        self._translator = OffsetTranslator(forward) if forward is not None else None
+        self._filter = TopicFilter(forward) if forward is not None else None
+        self._inverse_reader = OffsetSyncReader(inverse) if inverse is not None else None
+        if self._inverse_reader is not None:
+            self._inverse_reader.update()
+
+    def plan(self, group: str, offsets: dict[Partition, int]) -> list[PartitionPlan]:
+        return [self.partition(group, t, p, o) for (t, p), o in sorted(offsets.items())]
+
+    def partition(self, group: str, topic: str, partition: int, offset: int) -> PartitionPlan:
+        origin = self._origin(topic)
+        if origin is not None:
+            return self._back_to_origin(group, topic, partition, offset, origin)
+        if self._translator is not None and self._filter is not None and self._filter.should_replicate(topic):
+            t = self._translator.translate(topic, partition, offset)
+            exact = t.method == SYNC
+            zero = 0 if exact else None
+            return PartitionPlan(group, topic, partition, offset, t.remote_topic, t.downstream_offset, t.method, exact,
+                                 t.window, zero, zero)  # fmt: skip
+        note = "no flow replicates this topic to the target: the group has no position there"
+        return PartitionPlan(group, topic, partition, offset, topic, None, NONE, False, note)
+
+    def close(self) -> None:
+        if self._translator is not None:
+            self._translator.close()
+        if self._inverse_reader is not None:
+            self._inverse_reader.close()
+
+    def _origin(self, topic: str) -> str | None:
+        """The topic's name in the target if it is a copy of a target topic, else None."""
+        if self.inverse is None:
+            return None
+        policy = self.inverse.policy()
+        if policy.topic_source(topic) != self.inverse.source.alias:
+            return None
+        return policy.upstream_topic(topic)
+
+    def _back_to_origin(self, group: str, topic: str, partition: int, offset: int, origin: str) -> PartitionPlan:
+        assert self._inverse_reader is not None
+        found = upstream_position(self._inverse_reader.store, origin, partition, offset)
+        if found is None:
+            note = (f"offset syncs of {self.inverse.name if self.inverse else '?'} do not cover position {offset} of "
+                    f"{topic}: it was not replicated from {origin}, or replication has not reached it")  # fmt: skip
+            return PartitionPlan(group, topic, partition, offset, origin, None, INVERSE, False, note)
+        return PartitionPlan(group, topic, partition, offset, origin, found, INVERSE, True, "", 0, 0)
+
+
+def upstream_position(store: OffsetSyncStore, topic: str, partition: int, downstream: int) -> int | None:
+    """The smallest upstream position whose copy is at or after ``downstream`` (f is non-decreasing), or None when
+    the syncs do not reach that far or the position precedes the first sync."""
+    coverage = store.coverage(topic, partition)
+    if coverage is None:
+        return None
+    lo, hi = coverage
+
+    def f(position: int) -> int | None:
+        return store.translate(topic, partition, position)
+
+    top, bottom = f(hi), f(lo)
+    if top is None or bottom is None or top < downstream or bottom > downstream:
+        return None
+    if bottom == downstream:
+        return lo
+    # Invariant: f(lo) < downstream <= f(hi).
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        value = _defined(f, mid, lo, hi)
+        if value is None:
+            return None
+        position, result = value
+        if result < downstream:
+            lo = position
+        else:
+            hi = position
+    return hi
+
+
+def _defined(f: Any, mid: int, lo: int, hi: int) -> tuple[int, int] | None:
+    """f at mid, or at the nearest position inside (lo, hi) where syncs answer (they do not across epochs)."""
+    for step in range(_PROBE):
+        for position in (mid - step, mid + step):
+            if lo < position < hi:
+                value = f(position)
+                if value is not None:
+                    return position, value
+    return None
+
+
+def from_checkpoints(group: str, checkpoints: dict[Partition, Checkpoint], upstream_topic: Any) -> list[PartitionPlan]:
+    """Plans from the group's last checkpoints, for a source that cannot be read."""
+    plans = []
+    for (remote, partition), cp in sorted(checkpoints.items()):
+        when = "" if cp.timestamp is None else f" of {datetime.fromtimestamp(cp.timestamp / 1000, UTC):%H:%M:%S} UTC"
+        note = (f"last checkpoint{when}: what the group read after it is read again; writes not replicated "
+                "before the outage are missing (RPO)")  # fmt: skip
+        plans.append(PartitionPlan(group, upstream_topic(remote) or remote, partition, cp.upstream_offset, remote,
+                                   cp.downstream_offset, CHECKPOINT, False, note))  # fmt: skip
+    return plans

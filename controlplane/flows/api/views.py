@@ -1,0 +1,108 @@
+"""Flow CRUD, operations (pause, resume, restart), status, and MM2 properties import/export."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.decorators import action
+from rest_framework.parsers import JSONParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from controlplane.audit.api.viewsets import AuditedModelViewSet
+from controlplane.audit.services import snapshot
+from controlplane.clusters.api.serializers import ClusterSerializer
+from controlplane.flows import mm2, offsets, services
+from controlplane.flows.api.parsers import PlainTextParser
+from controlplane.flows.api.serializers import (
+    CheckpointSerializer,
+    CheckpointsQuerySerializer,
+    FlowSerializer,
+    FlowStatusSerializer,
+    GroupQuerySerializer,
+    ImportResultSerializer,
+    PropertiesSerializer,
+    TranslationSerializer,
+)
+from controlplane.flows.models import Flow
+
+
+class FlowViewSet(AuditedModelViewSet[Flow]):
+    queryset = Flow.objects.select_related("source", "target")
+    serializer_class = FlowSerializer
+    audit_name = "flow"
+    operator_actions = ("pause", "resume", "restart")
+
+    @extend_schema(request=None, responses=FlowSerializer)
+    @action(detail=True, methods=["post"])
+    def pause(self, request: Request, pk: str | None = None) -> Response:
+        """Stop replicating until resumed; positions are kept."""
+        return self._operate("pause", services.pause)
+
+    @extend_schema(request=None, responses=FlowSerializer)
+    @action(detail=True, methods=["post"])
+    def resume(self, request: Request, pk: str | None = None) -> Response:
+        return self._operate("resume", services.resume)
+
+    @extend_schema(request=None, responses=FlowSerializer)
+    @action(detail=True, methods=["post"])
+    def restart(self, request: Request, pk: str | None = None) -> Response:
+        """Stop the flow's tasks and start them again (a new generation)."""
+        return self._operate("restart", services.restart)
+
+    @extend_schema(responses=FlowStatusSerializer)
+    @action(detail=True, methods=["get"])
+    def status(self, request: Request, pk: str | None = None) -> Response:
+        """Per task and partition: state, replicated position, lag, latency and last error."""
+        return Response(services.status(self.get_object()))
+
+    @extend_schema(parameters=[CheckpointsQuerySerializer], responses=CheckpointSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def checkpoints(self, request: Request, pk: str | None = None) -> Response:
+        """The latest checkpoints in the target cluster, per consumer group, remote topic and partition."""
+        query = self.query(CheckpointsQuerySerializer)
+        return Response(offsets.checkpoints(self.get_object(), query.get("group") or None))
+
+    @extend_schema(parameters=[GroupQuerySerializer], responses=TranslationSerializer(many=True))
+    @action(detail=True, methods=["get"], url_path="translated-offsets")
+    def translated_offsets(self, request: Request, pk: str | None = None) -> Response:
+        """A source consumer group's committed offsets translated to the target: where to resume after failover."""
+        query = self.query(GroupQuerySerializer)
+        return Response(offsets.translated_offsets(self.get_object(), query["group"]))
+
+    @extend_schema(responses={(200, "text/plain"): OpenApiTypes.STR})
+    @action(detail=False, methods=["get"])
+    def export(self, request: Request) -> HttpResponse:
+        """Every flow as a MirrorMaker 2 properties file (passwords written as ********)."""
+        text = mm2.export_properties(self.get_queryset())
+        self.audit("export", None, after={"flows": self.get_queryset().count()})
+        return HttpResponse(text, content_type="text/plain; charset=utf-8")
+
+    @extend_schema(
+        request={"application/json": PropertiesSerializer, "text/plain": OpenApiTypes.STR},
+        responses={201: ImportResultSerializer, 400: OpenApiResponse(description="properties: what is wrong")},
+    )
+    @action(detail=False, methods=["post"], url_path="import", parser_classes=[JSONParser, PlainTextParser])
+    def import_(self, request: Request) -> Response:
+        """Create the clusters and flows of a MirrorMaker 2 properties file, all or nothing."""
+        data = {"properties": request.data} if isinstance(request.data, str) else request.data
+        serializer = PropertiesSerializer(data=data)
+        serializer.is_valid(raise_exception=True)
+        clusters, flows = mm2.import_properties(serializer.validated_data["properties"], request.user)
+        self.audit("import", None, after={"clusters": [c.alias for c in clusters], "flows": [f.name for f in flows]})
+        body: dict[str, Any] = {
+            "clusters": ClusterSerializer(clusters, many=True).data,
+            "flows": FlowSerializer(flows, many=True).data,
+        }
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    def _operate(self, name: str, operation: Any) -> Response:
+        flow = self.get_object()
+        before = snapshot(flow)
+        operation(flow)
+        self.audit(name, flow, before=before, after=snapshot(flow))
+        return Response(self.get_serializer(flow).data)

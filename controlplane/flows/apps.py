@@ -1,0 +1,11 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class FlowsConfig(AppConfig):
+    """Replication flows (source cluster -> target cluster) with MirrorMaker 2 properties."""
+
+    name = "controlplane.flows"
+    label = "flows"
+    verbose_name = "Replication flows"

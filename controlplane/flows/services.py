@@ -1,0 +1,109 @@
+"""Flow operations: the FlowConfig handed to the data plane, and pause/resume/restart."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any, cast
+
+from django.db.models import F
+from django.utils import timezone
+
+from controlplane.clusters.models import Cluster
+from controlplane.clusters.services import client_settings
+from controlplane.flows.models import Flow
+from replication.config import ClusterConfig, FlowConfig
+
+_LIST_FIELDS = ("topics", "topics_exclude", "groups", "groups_exclude", "config_properties_exclude")
+_SCALAR_FIELDS = (
+    "enabled",
+    "replication_policy_class",
+    "replication_policy_separator",
+    "sync_topic_configs_enabled",
+    "sync_topic_configs_interval_seconds",
+    "sync_topic_acls_enabled",
+    "sync_topic_acls_interval_seconds",
+    "refresh_topics_enabled",
+    "refresh_topics_interval_seconds",
+    "refresh_groups_interval_seconds",
+    "emit_heartbeats_enabled",
+    "emit_heartbeats_interval_seconds",
+    "emit_checkpoints_enabled",
+    "emit_checkpoints_interval_seconds",
+    "sync_group_offsets_enabled",
+    "sync_group_offsets_interval_seconds",
+    "emit_offset_syncs_enabled",
+    "offset_syncs_topic_location",
+    "exactly_once",
+    "tasks_max",
+    "replication_factor",
+    "offset_flush_interval_ms",
+    "transaction_boundary_interval_ms",
+    "record_handler_class",
+    "abort_on_send_fail",
+    "on_data_loss",
+)
+FLOW_PROPERTY_FIELDS = (*_SCALAR_FIELDS, *_LIST_FIELDS, "producer_overrides", "consumer_overrides")
+
+
+def flow_config(flow: Flow) -> FlowConfig:
+    """The frozen value the data plane runs; it carries both clusters' client settings, passwords included."""
+    return FlowConfig(
+        source=ClusterConfig(flow.source.alias, client_settings(flow.source)),
+        target=ClusterConfig(flow.target.alias, client_settings(flow.target)),
+        **flow_properties(vars(flow)),
+    )
+
+
+def flow_properties(values: dict[str, Any]) -> dict[str, Any]:
+    """FlowConfig keyword arguments from a flow's field values (a model's ``vars`` or validated data)."""
+    # str(): a TextChoices member becomes its plain value, which is all replication/ should see.
+    props: dict[str, Any] = {name: _plain(values[name]) for name in _SCALAR_FIELDS if name in values}
+    props.update({name: tuple(values[name]) for name in _LIST_FIELDS if name in values})
+    for name in ("producer_overrides", "consumer_overrides"):
+        if name in values:
+            props[name] = {str(k): str(v) for k, v in values[name].items()}
+    return props
+
+
+def cluster_config(cluster: Cluster) -> ClusterConfig:
+    return ClusterConfig(cluster.alias, client_settings(cluster))
+
+
+def pause(flow: Flow) -> None:
+    flow.paused = True
+    flow.save(update_fields=["paused", "updated_at"])
+
+
+def resume(flow: Flow) -> None:
+    flow.paused = False
+    flow.save(update_fields=["paused", "updated_at"])
+
+
+def restart(flow: Flow) -> None:
+    """A new generation: the orchestration stops the flow's tasks and starts them again."""
+    # An F() update, so two concurrent restarts make two generations.
+    Flow.objects.filter(pk=flow.pk).update(generation=F("generation") + 1, updated_at=timezone.now())
+    flow.refresh_from_db(fields=["generation", "updated_at"])
+
+
+def _plain(value: Any) -> Any:
+    return str(value) if isinstance(value, str) else value
+
+
+def status(flow: Flow) -> dict[str, Any]:
+    """The orchestration's view of the flow's tasks; no tasks while the orchestration is not installed."""
+    flow_status = _orchestration_flow_status()
+    return flow_status(flow) if flow_status is not None else {"tasks": []}
+
+
+def _orchestration_flow_status() -> Callable[[Flow], dict[str, Any]] | None:
+    # Imported late: the orchestration app imports this one, and may be absent.
+    for module in ("controlplane.orchestration.services", "controlplane.orchestration.services.status"):
+        try:
+            function = getattr(importlib.import_module(module), "flow_status", None)
+        except ImportError:
+            continue
+        if function is not None:
+            return cast(Callable[[Flow], dict[str, Any]], function)
+    return None

@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from controlplane.core.permissions import IsViewer
+from controlplane.orchestration.services import status
+
+
+class ValidationView(APIView):
+    """Desired versus actual assignment: tasks whose running partitions differ from the plan."""
+
+    permission_classes = [IsViewer]
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request) -> Response:
+        return Response({"mismatches": status.validation()})
+
+
+class MetricsView(APIView):
+    """Prometheus text exposition of every task's metrics (token or session auth, like the rest of the API)."""
+
+    permission_classes = [IsViewer]
+
+    @extend_schema(responses={(200, "text/plain"): OpenApiTypes.STR})
+    def get(self, request: Request) -> HttpResponse:
+        return HttpResponse(status.prometheus_text(), content_type="text/plain; version=0.0.4; charset=utf-8")

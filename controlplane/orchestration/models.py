@@ -1,0 +1,57 @@
+"""What the controller decided (assignments), who runs it (workers, leases), and what they report."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from controlplane.orchestration.choices import TaskState
+
+
+class Worker(models.Model):
+    """A Celery worker that runs replication tasks; registered at start, seen at every lease renewal."""
+
+    name = models.CharField(max_length=200, unique=True)
+    slots = models.PositiveIntegerField(default=4, help_text="replication tasks this worker runs at most")
+    started_at = models.DateTimeField(auto_now_add=True)
+    last_seen_at = models.DateTimeField(auto_now=True)
+    stopping = models.BooleanField(default=False, help_text="set at warm shutdown: its tasks stop cleanly")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class TaskAssignment(models.Model):
+    """One task of a flow: the source partitions it should replicate (desired) and its lease (actual)."""
+
+    flow = models.ForeignKey("flows.Flow", on_delete=models.CASCADE, related_name="assignments")
+    task_id = models.PositiveIntegerField()
+    partitions = models.JSONField(default=list, help_text="desired [[topic, partition], ...]")
+    reported_partitions = models.JSONField(default=list, help_text="partitions the running task reports")
+    worker = models.ForeignKey(Worker, null=True, blank=True, on_delete=models.SET_NULL, related_name="tasks")
+    epoch = models.PositiveBigIntegerField(default=0, help_text="fencing epoch, +1 at every lease acquisition")
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    dispatched_at = models.DateTimeField(null=True, blank=True)
+    generation = models.PositiveIntegerField(default=0, help_text="the flow generation the task runs")
+    state = models.CharField(max_length=16, choices=TaskState.choices, default=TaskState.PENDING)
+    last_error = models.TextField(blank=True, default="")
+    status = models.JSONField(default=dict, help_text="metrics snapshot of this task's partitions")
+    release_requested = models.BooleanField(default=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["flow", "task_id"], name="unique_task_per_flow")]
+        ordering = ["flow_id", "task_id"]
+
+    def __str__(self) -> str:
+        return f"{self.flow_id}/{self.task_id}"
+
+
+class FlowPlan(models.Model):
+    """The controller's memory of a flow: the source partitions last seen, and since when it is unbalanced."""
+
+    flow = models.OneToOneField("flows.Flow", on_delete=models.CASCADE, related_name="plan")
+    partitions = models.JSONField(default=list)
+    refreshed_at = models.DateTimeField(null=True, blank=True)
+    imbalance_since = models.DateTimeField(null=True, blank=True)
+    topics_synced_at = models.DateTimeField(null=True, blank=True, help_text="last config/ACL sync dispatched")
+    last_error = models.TextField(blank=True, default="")

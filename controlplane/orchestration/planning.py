@@ -1,0 +1,57 @@
+"""Partition-to-task planning, the uReplicator way: balanced, sticky, and never a rebalance storm.
+
+A flow's source partitions are spread over at most `tasks.max` tasks. Existing placements stay put; a new
+partition goes to the least-loaded task at once (data never waits for a rebalance); a partition that vanished is
+dropped at once. Moving existing partitions to even out load happens only when the caller allows it, which the
+controller does once an imbalance has lasted the configured delay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+TopicPartition = tuple[str, int]
+Plan = dict[int, list[TopicPartition]]
+
+
+def plan_assignment(
+    partitions: Iterable[TopicPartition],
+    tasks_max: int,
+    current: Mapping[int, Iterable[TopicPartition]],
+    rebalance: bool = False,
+) -> Plan:
+    """The new task -> partitions plan; sorted lists, tasks 0..tasks_max-1 always present."""
+    wanted = set(partitions)
+    plan: Plan = {task: [] for task in range(tasks_max)}
+    placed: set[TopicPartition] = set()
+    for task, owned in current.items():
+        if task in plan:
+            keep = [tp for tp in owned if tp in wanted and tp not in placed]
+            plan[task].extend(keep)
+            placed.update(keep)
+    for tp in sorted(wanted - placed):
+        least = min(plan, key=lambda t: (len(plan[t]), t))
+        plan[least].append(tp)
+    if rebalance:
+        _even_out(plan)
+    return {task: sorted(tps) for task, tps in plan.items()}
+
+
+def is_balanced(plan: Mapping[int, list[TopicPartition]]) -> bool:
+    sizes = [len(tps) for tps in plan.values()]
+    return not sizes or max(sizes) - min(sizes) <= 1
+
+
+def _even_out(plan: Plan) -> None:
+    """Move the fewest partitions needed, from the most- to the least-loaded task."""
+    while not is_balanced(plan):
+        most = max(plan, key=lambda t: (len(plan[t]), -t))
+        least = min(plan, key=lambda t: (len(plan[t]), t))
+        plan[least].append(max(plan[most]))
+        plan[most].remove(max(plan[most]))
+
+
+def moved_partitions(before: Mapping[int, Iterable[TopicPartition]], after: Mapping[int, list[TopicPartition]]) -> int:
+    """How many partitions changed task between two plans (new and dropped ones are not moves)."""
+    owner = {tp: task for task, tps in before.items() for tp in tps}
+    return sum(1 for task, tps in after.items() for tp in tps if tp in owner and owner[tp] != task)

@@ -1,0 +1,146 @@
+"""The controller: turns enabled flows into task assignments and makes sure each runs somewhere."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from controlplane.flows.models import Flow
+from controlplane.flows.services import flow_config
+from controlplane.orchestration.choices import TaskState
+from controlplane.orchestration.models import FlowPlan, TaskAssignment
+from controlplane.orchestration.planning import is_balanced, plan_assignment
+from controlplane.orchestration.services import leases
+from replication.clients import ClientFactory
+from replication.topics import TopicSync
+
+log = logging.getLogger("controlplane.orchestration.controller")
+
+
+def rebalance_delay() -> timedelta:
+    return timedelta(seconds=float(getattr(settings, "MIRRORPLANE_REBALANCE_DELAY_SECONDS", 120)))
+
+
+def retry_delay() -> timedelta:
+    return timedelta(seconds=float(getattr(settings, "MIRRORPLANE_RETRY_SECONDS", 30)))
+
+
+def tick() -> list[int]:
+    """One controller pass over every flow; returns the assignment ids dispatched to workers."""
+    dispatched: list[int] = []
+    for flow in Flow.objects.select_related("source", "target").order_by("pk"):
+        try:
+            dispatched += reconcile(flow)
+        except Exception:  # one broken flow must not stop the others
+            log.exception("controller: flow %s", flow.pk)
+    return dispatched
+
+
+def reconcile(flow: Flow) -> list[int]:
+    plan_row, _ = FlowPlan.objects.get_or_create(flow=flow)
+    if not flow.enabled:
+        return []
+    partitions = _source_partitions(flow, plan_row)
+    plan = _plan(flow, plan_row, partitions)
+    _store(flow, plan)
+    if flow.paused:
+        return []
+    _dispatch_topic_sync(flow, plan_row)
+    return _dispatch(flow)
+
+
+def _source_partitions(flow: Flow, plan_row: FlowPlan) -> list[tuple[str, int]]:
+    """Source partitions matching the flow, refreshed at `refresh.topics.interval.seconds` or after an edit."""
+    now = timezone.now()
+    interval = timedelta(seconds=flow.refresh_topics_interval_seconds)
+    stale = plan_row.refreshed_at is None or plan_row.refreshed_at + interval < now
+    if stale or flow.updated_at > plan_row.refreshed_at:
+        config = flow_config(flow)
+        admin = ClientFactory().admin(config.source.client)
+        try:
+            topics = TopicSync(config, admin, admin).source_topics()
+        except Exception as exc:
+            plan_row.last_error = f"listing source topics: {exc}"
+            plan_row.save(update_fields=["last_error"])
+            raise
+        plan_row.partitions = [[t, p] for t, n in sorted(topics.items()) for p in range(n)]
+        plan_row.refreshed_at, plan_row.last_error = now, ""
+        plan_row.save(update_fields=["partitions", "refreshed_at", "last_error"])
+    return [(str(t), int(p)) for t, p in plan_row.partitions]
+
+
+def _plan(flow: Flow, plan_row: FlowPlan, partitions: list[tuple[str, int]]) -> dict[int, list[tuple[str, int]]]:
+    current = {a.task_id: [(str(t), int(p)) for t, p in a.partitions] for a in flow.assignments.all()}
+    sticky = plan_assignment(partitions, flow.tasks_max, current)
+    if is_balanced(sticky):
+        _set_imbalance(plan_row, None)
+        return sticky
+    _set_imbalance(plan_row, plan_row.imbalance_since or timezone.now())
+    assert plan_row.imbalance_since is not None
+    if timezone.now() - plan_row.imbalance_since < rebalance_delay():
+        return sticky
+    _set_imbalance(plan_row, None)
+    log.info("controller: rebalancing flow %s after %s", flow.pk, rebalance_delay())
+    return plan_assignment(partitions, flow.tasks_max, current, rebalance=True)
+
+
+def _set_imbalance(plan_row: FlowPlan, since: datetime | None) -> None:
+    if plan_row.imbalance_since != since:
+        plan_row.imbalance_since = since
+        plan_row.save(update_fields=["imbalance_since"])
+
+
+def _store(flow: Flow, plan: dict[int, list[tuple[str, int]]]) -> None:
+    flow.assignments.filter(task_id__gte=flow.tasks_max).delete()  # their runners lose the lease and stop
+    for task_id, tps in plan.items():
+        wanted = [[t, p] for t, p in tps]
+        assignment, created = TaskAssignment.objects.get_or_create(
+            flow=flow, task_id=task_id, defaults={"partitions": wanted}
+        )
+        if not created and assignment.partitions != wanted:
+            TaskAssignment.objects.filter(pk=assignment.pk).update(partitions=wanted)
+
+
+def _dispatch(flow: Flow) -> list[int]:
+    """Queue a runner for every assignment with work and no live lease (not too often, and not after data loss)."""
+    from controlplane.orchestration.tasks import run_assignment
+
+    now = timezone.now()
+    dispatched = []
+    for assignment in flow.assignments.exclude(partitions=[]):
+        if leases.holds_live_lease(assignment) or not _may_dispatch(assignment, now):
+            continue
+        TaskAssignment.objects.filter(pk=assignment.pk).update(dispatched_at=now)
+        transaction.on_commit(lambda pk=assignment.pk: run_assignment.delay(pk))
+        dispatched.append(assignment.pk)
+    return dispatched
+
+
+def _dispatch_topic_sync(flow: Flow, plan_row: FlowPlan) -> None:
+    """Topic config and ACL sync is a periodic Celery job of its own, at the flow's sync interval."""
+    from controlplane.orchestration.tasks import sync_topic_configs_and_acls
+
+    if not (flow.sync_topic_configs_enabled or flow.sync_topic_acls_enabled):
+        return
+    interval = min(flow.sync_topic_configs_interval_seconds, flow.sync_topic_acls_interval_seconds)
+    now = timezone.now()
+    if plan_row.topics_synced_at and plan_row.topics_synced_at + timedelta(seconds=interval) > now:
+        return
+    plan_row.topics_synced_at = now
+    plan_row.save(update_fields=["topics_synced_at"])
+    transaction.on_commit(lambda pk=flow.pk: sync_topic_configs_and_acls.delay(pk))
+
+
+def _may_dispatch(assignment: TaskAssignment, now: datetime) -> bool:
+    if assignment.dispatched_at and assignment.dispatched_at + timedelta(seconds=leases.lease_seconds()) > now:
+        return False  # a runner is probably on its way; don't flood the queue
+    if assignment.state == TaskState.FAILED:
+        if "DataLossError" in assignment.last_error:
+            # Reported loss stays stopped until an operator restarts the flow, which accepts it.
+            return assignment.generation != assignment.flow.generation
+        return assignment.updated_at + retry_delay() < now
+    return True

@@ -1,0 +1,65 @@
+"""Leases with fencing epochs: a task runs only where a conditional UPDATE says so, never in two places."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import F, Q
+from django.utils import timezone
+
+from controlplane.orchestration.choices import TaskState
+from controlplane.orchestration.models import TaskAssignment, Worker
+
+
+def lease_seconds() -> float:
+    return float(getattr(settings, "MIRRORPLANE_LEASE_SECONDS", 15))
+
+
+@dataclass(frozen=True)
+class Lease:
+    """Proof that `worker` runs assignment `assignment_id` as long as `epoch` is current."""
+
+    assignment_id: int
+    worker_id: int
+    epoch: int
+
+
+def acquire(assignment_id: int, worker: Worker) -> Lease | None:
+    """Take the assignment if nobody holds a live lease on it; bump the epoch so any old holder is fenced."""
+    now = timezone.now()
+    free = Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now)
+    taken = TaskAssignment.objects.filter(free, pk=assignment_id).update(
+        worker=worker,
+        epoch=F("epoch") + 1,
+        lease_expires_at=now + timedelta(seconds=lease_seconds()),
+        state=TaskState.RUNNING,
+        release_requested=False,
+        last_error="",
+    )
+    if not taken:
+        return None
+    epoch = TaskAssignment.objects.values_list("epoch", flat=True).get(pk=assignment_id)
+    return Lease(assignment_id, worker.pk, epoch)
+
+
+def renew(lease: Lease, **fields: object) -> bool:
+    """Extend the lease (and store reported fields) only if it is still ours; False means stop now."""
+    now = timezone.now()
+    renewed = TaskAssignment.objects.filter(
+        pk=lease.assignment_id, worker_id=lease.worker_id, epoch=lease.epoch, lease_expires_at__gt=now
+    ).update(lease_expires_at=now + timedelta(seconds=lease_seconds()), **fields)
+    Worker.objects.filter(pk=lease.worker_id).update(last_seen_at=now)
+    return bool(renewed)
+
+
+def release(lease: Lease, state: str, error: str = "") -> None:
+    """Give the assignment back (clean stop, pause or failure), if we still hold it."""
+    TaskAssignment.objects.filter(pk=lease.assignment_id, epoch=lease.epoch, worker_id=lease.worker_id).update(
+        lease_expires_at=None, worker=None, state=state, last_error=error[:4000], dispatched_at=None
+    )
+
+
+def holds_live_lease(assignment: TaskAssignment) -> bool:
+    return assignment.lease_expires_at is not None and assignment.lease_expires_at > timezone.now()

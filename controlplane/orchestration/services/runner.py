@@ -1,0 +1,120 @@
+"""Runs one assignment on this worker: a ReplicationTask held under a lease, until told to stop."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+from django.db import close_old_connections
+
+from controlplane.flows.services import flow_config
+from controlplane.orchestration.choices import TaskState
+from controlplane.orchestration.models import TaskAssignment, Worker
+from controlplane.orchestration.services import leases
+from replication.engine import ReplicationTask
+from replication.metrics import MetricsRegistry
+from replication.periodic import SideEmitters
+from replication.tuning import tune_gc
+
+log = logging.getLogger("controlplane.orchestration.runner")
+
+
+class Stop(Exception):
+    """The task must stop: lease lost, flow paused, restarted or reassigned, or the worker is shutting down."""
+
+
+def run_assignment(assignment_id: int, worker_name: str, stopping: threading.Event | None = None) -> str:
+    """Acquire the lease and replicate until a stop condition; returns how it ended."""
+    worker, _ = Worker.objects.get_or_create(name=worker_name)
+    if TaskAssignment.objects.filter(worker=worker, lease_expires_at__isnull=False).count() >= worker.slots:
+        return "no free slot"
+    before = TaskAssignment.objects.select_related("flow").get(pk=assignment_id)
+    accept_loss = _restarted_after_data_loss(before)
+    lease = leases.acquire(assignment_id, worker)
+    if lease is None:
+        return "held elsewhere"
+    assignment = TaskAssignment.objects.select_related("flow__source", "flow__target").get(pk=assignment_id)
+    if not assignment.flow.enabled or assignment.flow.paused:
+        leases.release(lease, TaskState.PAUSED)
+        return "paused"
+    try:
+        outcome = _replicate(assignment, lease, stopping or threading.Event(), accept_loss)
+    except Exception as exc:
+        log.exception("task %s failed", assignment)
+        leases.release(lease, TaskState.FAILED, f"{type(exc).__name__}: {exc}")
+        return "failed"
+    leases.release(lease, TaskState.PAUSED if outcome == "paused" else TaskState.STOPPED)
+    return outcome
+
+
+def _restarted_after_data_loss(assignment: TaskAssignment) -> bool:
+    """A restart after a reported data loss is the operator's acceptance of it: resume at the log start."""
+    return (
+        assignment.state == TaskState.FAILED
+        and "DataLossError" in assignment.last_error
+        and assignment.generation != assignment.flow.generation
+    )
+
+
+def _replicate(assignment: TaskAssignment, lease: leases.Lease, stopping: threading.Event, accept_loss: bool) -> str:
+    owned = {(str(t), int(p)) for t, p in assignment.partitions}
+    generation = assignment.flow.generation
+    TaskAssignment.objects.filter(pk=assignment.pk, epoch=lease.epoch).update(generation=generation)
+    registry = MetricsRegistry()
+    config = flow_config(assignment.flow)
+    if accept_loss:
+        config = config.replace(on_data_loss="continue")
+    task = ReplicationTask(
+        config, task_id=assignment.task_id, owns=lambda t, p: (t, p) in owned, metrics=registry, sync_configs=False
+    )
+    renew_every = leases.lease_seconds() / 3
+    # Task 0 also runs the flow's heartbeats, checkpoints and group offset sync, as the standalone runner does.
+    side = SideEmitters(config, stopping).start() if assignment.task_id == 0 else None
+    try:
+        task.start()
+        tune_gc()  # this pool process now does nothing but replicate
+        next_renew = 0.0
+        while not stopping.is_set():
+            task.run_once()
+            if time.monotonic() >= next_renew:
+                _renew_or_stop(assignment, lease, task, registry, owned, generation)
+                next_renew = time.monotonic() + renew_every
+    except Stop as stop:
+        return str(stop)
+    finally:
+        if side is not None:
+            side.stop()
+        task.close()
+    return "stopped"
+
+
+def _renew_or_stop(
+    assignment: TaskAssignment, lease: leases.Lease, task: ReplicationTask, registry: MetricsRegistry,
+    owned: set[tuple[str, int]], generation: int,
+) -> None:  # fmt: skip
+    close_old_connections()
+    reported = [[t, p] for t, p in sorted(task.states)]
+    if not leases.renew(lease, status=_status(registry, task), reported_partitions=reported):
+        raise Stop("lease lost")
+    current = TaskAssignment.objects.select_related("flow", "worker").get(pk=assignment.pk)
+    flow = current.flow
+    if not flow.enabled or flow.paused:
+        raise Stop("paused")
+    if flow.generation != generation or current.release_requested:
+        raise Stop("restart")
+    if current.worker is not None and current.worker.stopping:
+        raise Stop("worker stopping")
+    desired = {(str(t), int(p)) for t, p in current.partitions}
+    if not desired >= owned:
+        raise Stop("reassigned")  # partitions moved away: stop cleanly; the controller dispatches again
+    if desired != owned:
+        owned.update(desired)
+        task.refresh()
+
+
+def _status(registry: MetricsRegistry, task: ReplicationTask) -> dict[str, Any]:
+    snapshot: dict[str, Any] = registry.snapshot()
+    flow = snapshot.get("flows", {}).get(task.flow.name, {})
+    return {"flow": task.flow.name, "task": task.task_id, "metrics": flow, "positions": task.stats}

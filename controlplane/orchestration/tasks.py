@@ -1,0 +1,28 @@
+"""Celery tasks of the orchestration: thin wrappers around services (logic is tested by calling those)."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from controlplane.flows.models import Flow
+from controlplane.orchestration import signals
+from controlplane.orchestration.services import controller, runner, topicsync
+
+
+@shared_task(ignore_result=True)
+def controller_tick() -> int:
+    """Beat: plan assignments and dispatch runners for tasks that run nowhere."""
+    return len(controller.tick())
+
+
+@shared_task(bind=True, ignore_result=True, acks_late=False)
+def run_assignment(self, assignment_id: int) -> str:  # type: ignore[no-untyped-def]
+    """Long-running: replicate one task under a lease until it is paused, moved, restarted or the worker stops."""
+    return runner.run_assignment(assignment_id, self.request.hostname or "local", stopping=signals.STOPPING)
+
+
+@shared_task(ignore_result=True, autoretry_for=(Exception,), retry_backoff=5, max_retries=3)
+def sync_topic_configs_and_acls(flow_id: int) -> dict[str, int]:
+    """Periodic (dispatched by the controller at the flow's sync interval): topic configs and ACLs."""
+    flow = Flow.objects.select_related("source", "target").filter(pk=flow_id, enabled=True).first()
+    return topicsync.sync_topic_configs_and_acls(flow) if flow else {}

@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from controlplane.reports.models import Report
+
+MAX_PARAMETERS = 20
+
+
+class ReportSerializer(serializers.ModelSerializer[Report]):
+    class Meta:
+        model = Report
+        fields = ["id", "job", "since", "until", "parameters", "status", "created_at", "started_at", "finished_at",
+                  "duration_seconds", "output", "summary", "error"]  # fmt: skip
+        read_only_fields = ["status", "created_at", "started_at", "finished_at", "duration_seconds", "output",
+                            "summary", "error"]  # fmt: skip
+
+    def validate_parameters(self, value: dict[str, Any]) -> dict[str, Any]:
+        if not isinstance(value, dict) or len(value) > MAX_PARAMETERS:
+            raise serializers.ValidationError(f"an object of at most {MAX_PARAMETERS} job options")
+        if any(not isinstance(v, (str, int, float, bool)) for v in value.values()):
+            raise serializers.ValidationError("option values must be strings, numbers or booleans")
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        since, until = attrs.get("since"), attrs.get("until")
+        if since and until and since >= until:
+            raise serializers.ValidationError({"until": "must be after since"})
+        return attrs

@@ -1,0 +1,16 @@
+from __future__ import annotations
+
+from django.db import models
+
+
+class ReportJob(models.TextChoices):
+    LATENCY = "latency", "Latency"
+    TOPOLOGY = "topology", "Topology"
+    AUDIT = "audit", "Audit"
+
+
+class ReportStatus(models.TextChoices):
+    QUEUED = "QUEUED", "Queued"
+    RUNNING = "RUNNING", "Running"
+    SUCCEEDED = "SUCCEEDED", "Succeeded"
+    FAILED = "FAILED", "Failed"

@@ -1,0 +1,20 @@
+"""Celery tasks of the reports app: thin wrappers around services."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from controlplane.reports import services
+
+
+@shared_task(ignore_result=True)
+def run_report(report_id: int) -> str:
+    return str(services.run(report_id).status)
+
+
+@shared_task(ignore_result=True)
+def schedule_hourly_reports() -> int:
+    reports = services.schedule_hourly()
+    for report in reports:
+        run_report.delay(report.pk)
+    return len(reports)

@@ -1,0 +1,44 @@
+"""What the UI shows over time or reads from the clusters: flow samples and the latest cluster observations."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from controlplane.ui.choices import Health
+
+
+class FlowSample(models.Model):
+    """One point of a flow's time series, taken by the sampler from what its running tasks reported."""
+
+    flow = models.ForeignKey("flows.Flow", on_delete=models.CASCADE, related_name="samples")
+    at = models.DateTimeField(db_index=True)
+    records = models.BigIntegerField(default=0, help_text="records replicated by the running tasks (cumulative)")
+    records_per_second = models.FloatField(default=0.0)
+    lag = models.BigIntegerField(null=True, blank=True, help_text="source records not yet replicated")
+    latency_p99_ms = models.FloatField(null=True, blank=True)
+    health = models.CharField(max_length=16, choices=Health.choices)
+
+    class Meta:
+        ordering = ["at"]
+        indexes = [models.Index(fields=["flow", "at"], name="flowsample_flow_at")]
+
+
+class ClusterObservation(models.Model):
+    """The latest look at one cluster: reachable or not, and the heartbeats that reached it (MirrorClient)."""
+
+    cluster = models.OneToOneField("clusters.Cluster", on_delete=models.CASCADE, related_name="observation")
+    at = models.DateTimeField()
+    reachable = models.BooleanField(default=False)
+    error = models.TextField(blank=True, default="")
+    topic_count = models.IntegerField(null=True, blank=True)
+    upstream_hops = models.JSONField(default=dict, help_text="upstream alias -> fewest hops, from heartbeat topics")
+    heartbeats = models.JSONField(default=dict, help_text="heartbeat topic -> newest heartbeat timestamp (ms)")
+
+
+class FlowObservation(models.Model):
+    """The latest checkpoints of a flow, per consumer group, read from ``<source>.checkpoints.internal``."""
+
+    flow = models.OneToOneField("flows.Flow", on_delete=models.CASCADE, related_name="observation")
+    at = models.DateTimeField()
+    error = models.TextField(blank=True, default="")
+    checkpoints = models.JSONField(default=dict, help_text="group -> {timestamp (ms), partitions}")

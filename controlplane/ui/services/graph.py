@@ -1,0 +1,103 @@
+"""The dashboard's data: clusters as nodes, flows as edges with health, throughput, lag and p99 latency,
+remote-topic hops seen in heartbeats, and the summary tiles."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.utils import timezone
+
+from controlplane.clusters.models import Cluster
+from controlplane.flows.models import Flow
+from controlplane.orchestration.services.status import flow_status
+from controlplane.ui.choices import UNHEALTHY
+from controlplane.ui.models import ClusterObservation, FlowObservation
+from controlplane.ui.services.health import health, totals
+from controlplane.ui.services.sampling import live_rate
+
+
+def dashboard(now: datetime | None = None) -> dict[str, Any]:
+    now = now or timezone.now()
+    clusters = list(Cluster.objects.select_related("observation"))
+    flows = list(Flow.objects.select_related("source", "target"))
+    edges = [edge(flow, now) for flow in flows]
+    return {
+        "at": now.isoformat(),
+        "nodes": [node(cluster) for cluster in clusters],
+        "edges": edges,
+        "hops": hops(clusters, {(e["source"], e["target"]) for e in edges}),
+        "tiles": tiles(edges, flows, now),
+    }
+
+
+def node(cluster: Cluster) -> dict[str, Any]:
+    observation = _observation(cluster)
+    return {
+        "id": cluster.pk,
+        "alias": cluster.alias,
+        "url": f"/clusters/{cluster.pk}/",
+        "reachable": observation.reachable if observation else None,
+        "topic_count": observation.topic_count if observation else None,
+        "error": observation.error if observation else "",
+    }
+
+
+def edge(flow: Flow, now: datetime) -> dict[str, Any]:
+    status = flow_status(flow)
+    flow_totals = totals(status)
+    return {
+        "id": flow.pk,
+        "name": flow.name,
+        "url": f"/flows/{flow.pk}/",
+        "source": flow.source.alias,
+        "target": flow.target.alias,
+        "health": str(health(status, flow_totals)),
+        "paused": flow.paused,
+        "records_per_second": live_rate(flow, flow_totals, now),
+        "lag": flow_totals.lag,
+        "latency_p99_ms": flow_totals.latency_p99_ms,
+        "errors": flow_totals.errors[:3],
+    }
+
+
+def hops(clusters: list[Cluster], direct: set[tuple[str, str]]) -> list[dict[str, Any]]:
+    """Upstream clusters a cluster hears heartbeats from with no flow between them: the remote-topic paths."""
+    found = []
+    for cluster in clusters:
+        observation = _observation(cluster)
+        for upstream, count in (observation.upstream_hops if observation else {}).items():
+            if count > 1 and (upstream, cluster.alias) not in direct:
+                found.append({"source": upstream, "target": cluster.alias, "hops": count})
+    return found
+
+
+def tiles(edges: list[dict[str, Any]], flows: list[Flow], now: datetime) -> dict[str, Any]:
+    lags = [e["lag"] for e in edges if e["lag"] is not None]
+    return {
+        "records_per_second": round(sum(e["records_per_second"] for e in edges), 1),
+        "total_lag": sum(lags) if lags else None,
+        "flows": len(edges),
+        "unhealthy": sum(1 for e in edges if e["health"] in UNHEALTHY),
+        "oldest_checkpoint": oldest_checkpoint(flows, now),
+    }
+
+
+def oldest_checkpoint(flows: list[Flow], now: datetime) -> dict[str, Any] | None:
+    """The group whose newest checkpoint is the oldest: how stale a failover's starting point would be."""
+    oldest: dict[str, Any] | None = None
+    for observation in FlowObservation.objects.filter(flow__in=flows).select_related("flow__source", "flow__target"):
+        for group, fresh in observation.checkpoints.items():
+            stamp = fresh.get("timestamp")
+            if stamp is not None and (oldest is None or stamp < oldest["timestamp"]):
+                oldest = {"flow": observation.flow.name, "group": group, "timestamp": stamp}
+    if oldest is not None:
+        oldest["age_seconds"] = max(0.0, round(now.timestamp() - oldest["timestamp"] / 1000, 1))
+    return oldest
+
+
+def _observation(cluster: Cluster) -> ClusterObservation | None:
+    try:
+        return cluster.observation
+    except ClusterObservation.DoesNotExist:
+        return None

@@ -1,0 +1,62 @@
+"""A flow's health and totals, from the orchestration's per-task status (``flow_status``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from controlplane.orchestration.choices import TaskState
+from controlplane.ui.choices import Health
+
+LAGGING_RECORDS = 10_000  # more source records than this not yet replicated: the edge turns amber
+
+
+@dataclass(frozen=True)
+class FlowTotals:
+    """A flow summed over its tasks' partitions; None where no partition reported a value."""
+
+    records: int
+    lag: int | None
+    latency_p99_ms: float | None
+    partitions: int
+    errors: list[str]
+
+
+def totals(status: dict[str, Any]) -> FlowTotals:
+    partitions = [p for task in status.get("tasks", []) for p in task.get("partitions", [])]
+    lags = [p["lag"] for p in partitions if p.get("lag") is not None]
+    p99s = [p["latency_p99_ms"] for p in partitions if p.get("latency_p99_ms") is not None]
+    return FlowTotals(
+        records=sum(p.get("record_count") or 0 for p in partitions),
+        lag=sum(lags) if lags else None,
+        latency_p99_ms=max(p99s) if p99s else None,
+        partitions=len(partitions),
+        errors=errors(status),
+    )
+
+
+def errors(status: dict[str, Any]) -> list[str]:
+    """The controller's error and every task's last error or lasting fault, as the operator should read them."""
+    found = [f"controller: {status['controller_error']}"] if status.get("controller_error") else []
+    for task in status.get("tasks", []):
+        if task.get("state") == TaskState.FAILED and task.get("last_error"):
+            found.append(f"task {task['task_id']}: {task['last_error']}")
+        if task.get("fault"):
+            found.append(f"task {task['task_id']}: {task['fault']}")
+    return found
+
+
+def health(status: dict[str, Any], flow_totals: FlowTotals | None = None) -> Health:
+    if not status.get("enabled", True):
+        return Health.DISABLED
+    if status.get("paused"):
+        return Health.PAUSED
+    flow_totals = flow_totals or totals(status)
+    if flow_totals.errors:
+        return Health.FAILING
+    tasks = status.get("tasks", [])
+    if not tasks or any(t.get("state") != TaskState.RUNNING or not t.get("live") for t in tasks):
+        return Health.STARTING
+    if flow_totals.lag is not None and flow_totals.lag > LAGGING_RECORDS:
+        return Health.LAGGING
+    return Health.HEALTHY

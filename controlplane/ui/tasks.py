@@ -1,0 +1,18 @@
+"""Beat jobs of the UI: the flow time series and the cluster observations (thin wrappers over services)."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from controlplane.ui.services import observe as observations
+from controlplane.ui.services import sampling
+
+
+@shared_task(ignore_result=True, expires=30)
+def sample_flows() -> int:
+    return sampling.sample_flows()
+
+
+@shared_task(ignore_result=True, expires=60)
+def observe() -> int:
+    return observations.observe_all()

@@ -1,0 +1,25 @@
+"""Top-level URL map: the UI pages, the admin, the versioned REST API and its schema."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.contrib.auth.decorators import login_required
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from controlplane.core import views
+from controlplane.orchestration.api.urls import metrics_urlpatterns
+
+urlpatterns = [
+    path("", include("controlplane.ui.urls")),
+    path("healthz", views.healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    path("api/v1/", include("controlplane.core.api.urls")),
+    path("api/v1/", include("controlplane.orchestration.api.urls")),
+    path("api/v1/", include("controlplane.reports.api.urls")),
+    path("api/v1/", include("controlplane.ui.api.urls")),
+    *metrics_urlpatterns,
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    # A browser gets the login page rather than a bare 403 from the API.
+    path("api/docs/", login_required(SpectacularSwaggerView.as_view(url_name="api-schema")), name="api-docs"),
+]

@@ -1,0 +1,56 @@
+"""python -m replication: run flows from an MM2-style properties file, and translate offsets."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from replication import offsetscli
+from replication.config import ConfigError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m replication", description=__doc__)
+    parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run every enabled flow of an MM2 properties file until SIGTERM")
+    run.add_argument("--config", type=Path, required=True, help="MM2-style properties file (clusters = a, b ...)")
+    run.add_argument(
+        "--accept-data-loss",
+        action="store_true",
+        help="after a reported retention gap or recreated topic, resume at the source log start instead of stopping",
+    )
+    offsetscli.add_parser(sub, Path)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=args.log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    from replication.mm2config import load_file
+    from replication.runner import run_flows
+
+    try:
+        flows = load_file(args.config)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: --config: {exc}", file=sys.stderr)
+        return 2
+    if args.command == "offsets":
+        flow = offsetscli.find_flow(flows, args.source, args.target)
+        if flow is None:
+            print(f"error: --config defines no flow {args.source}->{args.target}", file=sys.stderr)
+            return 2
+        return offsetscli.translate(flow, args.group, args.format)
+    if args.accept_data_loss:
+        flows = [flow.replace(on_data_loss="continue") for flow in flows]
+    return run_flows(flows)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

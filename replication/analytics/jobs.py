@@ -1,0 +1,206 @@
+"""The analytics jobs: read the lake, run the transforms, write Parquet detail and a JSON summary to `out`.
+
+`run_job` is the one entry point, for the CLI, spark-submit and the control plane's Celery task alike.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from replication.analytics import audit, latency, topology
+from replication.analytics.lake import (
+    epoch_ms,
+    read_facts,
+    read_flows,
+    read_heartbeats,
+    write_detail,
+    write_summary,
+)
+from replication.analytics.session import build_session
+
+log = logging.getLogger("replication.analytics")
+Summary = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    """Settings beyond the window; each has a CLI flag of the same name."""
+
+    flows: list[str] | None = None  # configured flows (`a->b`); None: those registered in the lake
+    window_minutes: int = 10  # audit: tumbling window of record time
+    late_after_ms: int = 60_000  # audit: acknowledged this long after its window ended counts as late
+    dead_after: float = 5.0  # topology: heartbeat intervals without a heartbeat before a link is dead
+    lookback_minutes: int = 60  # audit: facts acknowledged this long before `since` tell what was covered already
+
+
+@dataclass(frozen=True)
+class Job:
+    spark: SparkSession
+    lake: str
+    out: str
+    since: datetime | None
+    until: datetime | None
+    options: JobOptions
+
+    def write(self, frames: dict[str, DataFrame]) -> dict[str, DataFrame]:
+        """Write the detail, then hand it back read from `out` (so summaries never recompute)."""
+        write_detail(frames, self.out)
+        return {name: self.spark.read.parquet(f"{self.out.rstrip('/')}/{name}") for name in frames}
+
+
+def run_job(
+    job: str, lake: str, out: str, since: datetime | None = None, until: datetime | None = None,
+    master: str | None = None, *, spark: SparkSession | None = None, **options: Any,
+) -> Summary:  # fmt: skip
+    """Run one job (`latency`, `topology`, `audit`) on the lake's facts in [since, until) and return its summary.
+
+    The summary is also written to `<out>/summary.json`, the detail as Parquet under `<out>/<name>`. Raises on
+    any failure (unknown job, bad window or options, unreadable lake, Spark errors).
+    """
+    if job not in RUNNERS:
+        raise ValueError(f"unknown job {job!r}; one of {', '.join(RUNNERS)}")
+    since, until = _utc(since), _utc(until)
+    if since is not None and until is not None and since >= until:
+        raise ValueError(f"since ({since}) must be before until ({until})")
+    settings = JobOptions(**options)
+    started = time.monotonic()
+    owned = spark is None and SparkSession.getActiveSession() is None  # never stop a session someone else runs
+    session = spark or build_session(master)
+    try:
+        log.info("%s: lake %s, window [%s, %s), out %s", job, lake, since, until, out)
+        summary = RUNNERS[job](Job(session, lake, out, since, until, settings))
+        summary = _header(job, lake, out, since, until, settings) | summary
+        summary["duration_s"] = round(time.monotonic() - started, 3)
+        summary = dict(json.loads(json.dumps(summary, default=str)))
+        write_summary(session, out, summary)
+        log.info("%s: done in %.1f s", job, summary["duration_s"])
+        return summary
+    finally:
+        if owned:
+            session.stop()
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)
+
+
+def _header(job: str, lake: str, out: str, since: datetime | None, until: datetime | None, o: JobOptions) -> Summary:
+    window = {"since": since.isoformat() if since else None, "until": until.isoformat() if until else None}
+    return {"job": job, "lake": lake, "out": out, **window, "options": asdict(o)}
+
+
+def _rows(frame: DataFrame) -> list[dict[str, Any]]:
+    return [row.asDict(recursive=True) for row in frame.collect()]
+
+
+def _iso(column: str) -> Any:
+    return F.date_format(column, "yyyy-MM-dd'T'HH:mm:ss'Z'").alias(column)
+
+
+# -- latency ---------------------------------------------------------------------------------------------------
+def run_latency(job: Job) -> Summary:
+    facts = read_facts(job.spark, job.lake, job.since, job.until)
+    arrivals = read_heartbeats(job.spark, job.lake, job.since, job.until)
+    log.info("latency: stage 1/3 sketches per partition and minute")
+    minutes = latency.minute_sketches(latency.with_latencies(facts)).cache()  # the one pass over the facts
+    partitions = latency.merge(minutes, [*latency.PARTITION_KEYS, "path"]).cache()
+    try:
+        log.info("latency: stage 2/3 percentiles per minute, partition, flow and path")
+        detail = job.write(
+            {
+                "by_minute": latency.per_minute(minutes),
+                "by_partition": latency.per_partition(partitions),
+                "by_flow": latency.per_flow(partitions),
+                "end_to_end": latency.end_to_end(partitions, arrivals),
+            }
+        )
+    finally:
+        partitions.unpersist()
+        minutes.unpersist()
+    log.info("latency: stage 3/3 summary")
+    flows = _rows(detail["by_flow"].orderBy("flow"))
+    paths = _rows(detail["end_to_end"].orderBy("derived_from", "origin", "destination", "path"))
+    facts_read = sum(f["facts"] for f in flows)
+    log.info("latency: %d facts processed", facts_read)
+    return {"facts": facts_read, "records": sum(f["records"] for f in flows), "flows": flows, "end_to_end": paths}
+
+
+# -- topology --------------------------------------------------------------------------------------------------
+def run_topology(job: Job) -> Summary:
+    arrivals = read_heartbeats(job.spark, job.lake, job.since, job.until)
+    flows = read_flows(job.spark, job.lake, job.options.flows)
+    until_ms = epoch_ms(job.until) or int(time.time() * 1000)
+    log.info("topology: stage 1/3 paths, links and nodes")
+    first = job.write(
+        {
+            "paths": topology.arrival_paths(arrivals),
+            "links": topology.links(topology.observed_links(arrivals), flows, until_ms, job.options.dead_after),
+        }
+    )
+    log.info("topology: stage 2/3 hops, diamonds and cycles")
+    links = first["links"]
+    detail = first | job.write(
+        {
+            "hops": topology.hops(first["paths"]),
+            "diamonds": topology.diamonds(first["paths"]),
+            "cycles": topology.cycles(links),
+            "nodes": topology.nodes(links, arrivals),
+        }
+    )
+    log.info("topology: stage 3/3 summary")
+    return _topology_summary(detail, links)
+
+
+def _topology_summary(detail: dict[str, DataFrame], links: DataFrame) -> Summary:
+    matrix: dict[str, dict[str, int]] = {}
+    for row in detail["hops"].collect():
+        matrix.setdefault(row.origin, {})[row.destination] = row.hops
+    flags = {
+        name: sorted(r.flow for r in links.where(F.col(name)).collect()) for name in ("dead", "silent", "unconfigured")
+    }
+    arrivals = sum(r.arrivals for r in detail["paths"].collect())
+    log.info("topology: %d heartbeat arrivals processed", arrivals)
+    return {
+        "heartbeat_arrivals": arrivals,
+        "nodes": sorted(r.cluster for r in detail["nodes"].collect()),
+        "hops": matrix,
+        "cycles": [r.cycle for r in detail["cycles"].orderBy("cycle").collect()],
+        "diamonds": _rows(detail["diamonds"].orderBy("origin", "destination")),
+        "dead_links": flags["dead"],
+        "silent_flows": flags["silent"],
+        "unconfigured_flows": flags["unconfigured"],
+    }
+
+
+# -- audit -----------------------------------------------------------------------------------------------------
+def run_audit(job: Job) -> Summary:
+    o = job.options
+    lookback = job.since - timedelta(minutes=o.lookback_minutes) if job.since else None
+    facts = read_facts(job.spark, job.lake, lookback, job.until)
+    log.info("audit: stage 1/2 windows of %d min", o.window_minutes)
+    detail = job.write({"windows": audit.windows(facts, o.window_minutes, o.late_after_ms, epoch_ms(job.since))})
+    log.info("audit: stage 2/2 summary")
+    windows = detail["windows"]
+    total = audit.totals(windows).first()
+    sums = {k: v or 0 for k, v in (total.asDict() if total is not None else {}).items()}
+    flagged = windows.where("loss").orderBy("flow", "topic", "partition", "window_start").limit(100)
+    loss = flagged.select("flow", "topic", "partition", _iso("window_start"), "missing", "missing_offsets")
+    source = sums.get("source_records", 0)
+    completeness = round((source - sums.get("missing", 0)) * 100.0 / source, 3) if source else 100.0
+    log.info("audit: %d windows, %d records processed", sums.get("windows", 0), sums.get("target_records", 0))
+    return sums | {"completeness_pct": completeness, "loss": _rows(loss)}
+
+
+RUNNERS: dict[str, Callable[[Job], Summary]] = {"latency": run_latency, "topology": run_topology, "audit": run_audit}
+JOBS = tuple(RUNNERS)

@@ -1,0 +1,379 @@
+"""ReplicationTask: copies a set of source partitions to the target cluster, at least once or exactly once."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import zlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
+
+from replication import positions
+from replication.clients import ClientFactory, position_reader_config
+from replication.config import FlowConfig
+from replication.dataloss import DataLossError, StartPosition, check_start, loss_on_out_of_range
+from replication.errors import ReplicationError
+from replication.handlers import RecordHandler, load_handler
+from replication.metrics import REGISTRY, MetricsRegistry
+from replication.offsetsyncs import OffsetSyncEmitter
+from replication.producing import BatchProducer
+from replication.runs import PartitionState, Run, TaskListener
+from replication.topics import TopicSync
+
+if TYPE_CHECKING:
+    from replication.facts import FactsWriter
+
+log = logging.getLogger("replication.engine")
+TopicPartitionKey = tuple[str, int]
+
+
+def _client_error(exc: BaseException) -> str:
+    """The KafkaError text behind a confluent-kafka exception (callbacks wrap it in SystemError)."""
+    cause = exc.__cause__ if isinstance(exc, SystemError) and exc.__cause__ is not None else exc
+    if isinstance(cause, KafkaException) and cause.args:
+        return str(cause.args[0].str()) if hasattr(cause.args[0], "str") else str(cause.args[0])
+    return str(cause)
+
+
+def standalone_owner(tasks: int, task_id: int) -> Callable[[str, int], bool]:
+    """Stable partition ownership among `tasks` standalone tasks (the control plane assigns its own)."""
+    return lambda topic, partition: zlib.crc32(f"{topic}-{partition}".encode()) % tasks == task_id
+
+
+class ReplicationTask:
+    """One task of a flow: assigned source partitions, a producer to the target, and stored positions."""
+
+    def __init__(
+        self,
+        flow: FlowConfig,
+        task_id: int = 0,
+        owns: Callable[[str, int], bool] | None = None,
+        clients: ClientFactory | None = None,
+        metrics: MetricsRegistry = REGISTRY,
+        handler: RecordHandler | None = None,
+        sync_topics: bool = True,
+        sync_configs: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.flow = flow
+        self.task_id = task_id
+        self.owns = owns or standalone_owner(flow.tasks_max, task_id)
+        self.clients = clients or ClientFactory()
+        self.metrics = metrics
+        self.handler = handler or load_handler(flow.record_handler_class)
+        self.sync_topics = sync_topics  # create remote topics and partitions for what this task replicates
+        self.sync_configs = sync_topics if sync_configs is None else sync_configs  # also configs and ACLs
+        self.clock = clock
+        self.states: dict[TopicPartitionKey, PartitionState] = {}
+        self.positions_topic = positions.positions_topic(flow.source.alias)
+        self.batch_size = 10000
+        # While records flow, return small batches fast (latency); when idle, wait a little longer (CPU).
+        self.poll_timeout = 0.025
+        self.busy_poll_timeout = 0.005
+        self._busy = False
+        self.stall_seconds = 10.0  # target not acknowledging for this long is reported as a fault
+        self._fault: str | None = None
+        self._stored: dict[TopicPartitionKey, positions.Position] = {}
+        self._next_refresh = self._next_flush = self._next_config_sync = 0.0
+        self._txn_started: float | None = None
+        self.listeners: list[TaskListener] = []  # e.g. the offset-sync emitter
+        self.offset_syncs: OffsetSyncEmitter | None = None
+        self.facts: FactsWriter | None = None  # facts.lake: what this task replicated, for the analytics jobs
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+    def start(self) -> None:
+        flow = self.flow
+        self.source_admin = self.clients.admin(flow.source.client)
+        self.target_admin = self.clients.admin(flow.target.client)
+        self.topic_sync = TopicSync(flow, self.source_admin, self.target_admin)
+        self.producer = BatchProducer(self.clients, flow, self.metrics, self.task_id)
+        self.producer.on_run_acked = self._run_acked
+        if flow.exactly_once:
+            self.producer.producer.init_transactions(60)  # fences any zombie with our transactional.id
+        positions.ensure_topic(self.target_admin, self.positions_topic, self.topic_sync.replication_factor)
+        self._stored = positions.load(position_reader_config(flow, self.task_id), self.positions_topic)
+        self.consumer = self.clients.consumer(flow, self.task_id, error_cb=self._consumer_fault)
+        self.target_reader = Consumer(position_reader_config(flow, self.task_id))
+        if flow.emit_offset_syncs_enabled:
+            self.offset_syncs = OffsetSyncEmitter(flow, self.consumer.position)
+            self.listeners.append(self.offset_syncs)
+        if flow.facts_lake:
+            from replication.facts import attach_facts_writer  # pyarrow is loaded only when facts are on
+
+            self.facts = attach_facts_writer(self, flow.facts_lake)
+        self.metrics.set_task_state(flow.name, self.task_id, "RUNNING")
+        self.refresh()
+
+    def close(self) -> None:
+        """Store every acknowledged position, then release the clients (also after a failed start).
+
+        Best effort and never raising: after a fatal producer error nothing more can be written, and the
+        positions already stored are behind every acknowledgement, so a restart re-copies a little, loses nothing.
+        """
+        try:
+            if hasattr(self, "consumer") and self.producer.failure is None:
+                self._store_final_positions()
+        except (ReplicationError, KafkaException, SystemError) as exc:
+            log.warning("%s task %d: positions not stored at close: %s", self.flow.name, self.task_id, exc)
+        finally:
+            if self.offset_syncs is not None:
+                self.offset_syncs.close()
+            if self.facts is not None:
+                self.facts.close()  # after the final commit above, so its facts are written too
+            for name in ("consumer", "target_reader"):
+                client = getattr(self, name, None)
+                if client is not None:
+                    client.close()
+
+    def _store_final_positions(self) -> None:
+        if self.flow.exactly_once:
+            self._commit_transaction()
+        else:
+            self.producer.flush_all()
+            self._store_positions()
+            self.producer.flush_all()
+
+    def run(self, stopping: threading.Event) -> None:
+        try:
+            self.start()
+            while not stopping.is_set():
+                self.run_once()
+            self.metrics.set_task_state(self.flow.name, self.task_id, "STOPPED")
+        except Exception as exc:
+            self.metrics.set_task_state(self.flow.name, self.task_id, "FAILED", str(exc))
+            raise
+        finally:
+            self.close()
+
+    # -- the loop ------------------------------------------------------------------------------------
+    def run_once(self) -> bool:
+        """Replicate one consumed batch; returns whether there was work.
+
+        A fatal client error (e.g. the target lost the idempotent producer's state) stops the task as a
+        ReplicationError: its restart resumes from the stored positions, which never pass an acknowledgement.
+        """
+        try:
+            return self._run_once()
+        except (KafkaException, SystemError) as exc:
+            detail = self.producer.fatal_detail() or _client_error(exc)
+            raise ReplicationError(f"{self.flow.name} task {self.task_id}: {detail}") from exc
+
+    def _run_once(self) -> bool:
+        now = self.clock()
+        if now >= self._next_refresh:
+            self._refresh_or_report()
+        if self.flow.exactly_once and self._txn_started is None:
+            self.producer.producer.begin_transaction()
+            self._txn_started = now
+        msgs = self.consumer.consume(self.batch_size, self.busy_poll_timeout if self._busy else self.poll_timeout)
+        self._busy = bool(msgs)
+        if msgs:
+            self.producer.replicate(msgs, self.states, self.handler, self._consumer_error)
+        self.producer.poll()
+        if self.flow.exactly_once:
+            if now - (self._txn_started or now) >= self.flow.transaction_boundary_interval_ms / 1000:
+                self._commit_transaction()
+        elif now >= self._next_flush:
+            self._store_positions()
+            self._next_flush = now + self.flow.offset_flush_interval_ms / 1000
+            self._check_stall(now)
+        return bool(msgs)
+
+    # -- faults: reported while they last -----------------------------------------------------------
+    def _check_stall(self, now: float) -> None:
+        stalled = self.producer.stalled_for(time.monotonic())
+        if stalled >= self.stall_seconds:
+            outstanding = self.producer.outstanding
+            self._set_fault(f"target has not acknowledged for {stalled:.0f}s ({outstanding} runs in flight)")
+
+    def _set_fault(self, fault: str) -> None:
+        if fault != self._fault:
+            log.warning("%s task %d: %s", self.flow.name, self.task_id, fault)
+        self._fault = fault
+        self.metrics.report_fault(self.flow.name, self.task_id, fault)
+
+    def _clear_fault(self) -> None:
+        if self._fault is not None:
+            log.info("%s task %d: recovered from: %s", self.flow.name, self.task_id, self._fault)
+            self._fault = None
+        self.metrics.clear_fault(self.flow.name, self.task_id)
+
+    # -- assignment ----------------------------------------------------------------------------------
+    def _refresh_or_report(self) -> None:
+        """A metadata call that fails (broker down or frozen) is a fault to report, not a reason to stop."""
+        try:
+            self.refresh()
+        except KafkaException as exc:
+            self._next_refresh = self.clock() + 5.0
+            self._set_fault(f"metadata refresh failed: {exc.args[0].str()}")
+
+    def refresh(self) -> None:
+        """Pick up new matching topics and partitions (no restart), and sync configs and ACLs when due."""
+        now = self.clock()
+        self._next_refresh = now + self.flow.refresh_topics_interval_seconds
+        topics = self.topic_sync.source_topics()
+        written = {state.topic for state in self.states.values() if state.last_downstream >= 0}
+        deleted = self.topic_sync.missing_remote_topics(sorted(written))
+        if deleted:
+            raise ReplicationError(
+                f"{self.flow.name} task {self.task_id}: remote topics of {deleted} were deleted at the target; "
+                "restart to re-replicate them from the source"
+            )
+        if self.sync_topics:
+            self.topic_sync.ensure_remote_topics(topics)
+            if self.sync_configs and now >= self._next_config_sync:
+                self._sync_configs_and_acls(list(topics))
+        new = [(t, p) for t, n in sorted(topics.items()) for p in range(n) if (t, p) not in self.states]
+        assign = [self._add_partition(t, p) for t, p in new if self.owns(t, p)]
+        if assign:
+            self.consumer.incremental_assign(assign)
+            log.info("%s task %d: assigned %d partitions", self.flow.name, self.task_id, len(assign))
+
+    def _sync_configs_and_acls(self, topics: list[str]) -> None:
+        self._next_config_sync = self.clock() + self.flow.sync_topic_configs_interval_seconds
+        if self.flow.sync_topic_configs_enabled:
+            self.topic_sync.sync_configs(topics)
+        if self.flow.sync_topic_acls_enabled:
+            self.topic_sync.sync_acls(topics)
+
+    def _watermarks(self, topic: str, partition: int, timeout: float = 30.0) -> tuple[int, int]:
+        """Source log start and end; a partition just added may need a metadata refresh first."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                low, high = self.consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
+                return int(low), int(high)
+            except KafkaException as exc:
+                if exc.args[0].code() != KafkaError._UNKNOWN_PARTITION or time.monotonic() > deadline:
+                    raise
+                self.consumer.list_topics(topic, timeout=10)
+                time.sleep(0.2)
+
+    def _add_partition(self, topic: str, partition: int) -> TopicPartition:
+        low, high = self._watermarks(topic, partition)
+        start = check_start(self.flow, topic, partition, self._stored.get((topic, partition)), low, high)
+        self._raise_or_record(start.loss, topic, partition)
+        remote = self.topic_sync.remote_topic(topic)
+        if start.offset > low and self._remote_is_empty(remote, partition):
+            log.error(
+                "%s task %d: %s [%d] is empty at the target although offsets up to %d were replicated: "
+                "the remote topic was deleted or recreated; re-replicating from source offset %d",
+                self.flow.name, self.task_id, remote, partition, start.offset - 1, low,
+            )  # fmt: skip
+            self._set_fault(f"remote topic {remote} was recreated; re-replicating from source offset {low}")
+            start = StartPosition(low)
+        state = PartitionState(topic, partition, remote, acked_next=start.offset, stored_next=start.offset, hw=high)
+        self.states[(topic, partition)] = state
+        return TopicPartition(topic, partition, start.offset)
+
+    def _remote_is_empty(self, remote: str, partition: int) -> bool:
+        try:
+            _, high = self.target_reader.get_watermark_offsets(TopicPartition(remote, partition), timeout=10)
+        except KafkaException:
+            return False
+        return int(high) == 0
+
+    def _consumer_error(self, msg: Message) -> None:
+        error = msg.error()
+        topic, partition = msg.topic(), msg.partition()
+        if error is None:
+            return
+        out_of_range = error.code() in (KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RESET)
+        if out_of_range and topic is not None and partition is not None and (topic, partition) in self.states:
+            state = self.states[(topic, partition)]
+            low, high = self._watermarks(topic, partition)
+            loss = loss_on_out_of_range(self.flow, state, low, high)
+            self._raise_or_record(loss, topic, partition)
+            resume = low if loss is None or loss.resume_at is None else loss.resume_at
+            state.acked_next = state.stored_next = resume
+            self.consumer.seek(TopicPartition(topic, partition, resume))
+            return
+        self._set_fault(f"source: {error.str()}")
+
+    def _consumer_fault(self, err: KafkaError) -> None:
+        self._set_fault(f"source: {err.str()}")
+
+    def _raise_or_record(self, loss: DataLossError | None, topic: str, partition: int) -> None:
+        if loss is None:
+            return
+        self.metrics.add_lost_records(self.flow.name, topic, partition, loss.lost, loss.reason)
+        log.error("%s task %d: DATA LOSS %s", self.flow.name, self.task_id, loss)
+        if self.flow.on_data_loss == "fail":
+            raise loss
+
+    # -- positions -----------------------------------------------------------------------------------
+    def _run_acked(self, run: Run, downstream: int) -> None:
+        for listener in self.listeners:
+            listener.run_acked(run, downstream)
+
+    def _due_positions(self) -> list[tuple[TopicPartitionKey, positions.Position]]:
+        due = []
+        for key, state in self.states.items():
+            state.hw = self.consumer.get_watermark_offsets(TopicPartition(*key), cached=True)[1]
+            if state.hw >= 0:
+                self.metrics.set_lag(self.flow.name, key[0], key[1], max(state.hw - state.acked_next, 0))
+            if state.acked_next != state.stored_next:
+                due.append((key, positions.Position(state.acked_next, max(state.hw, state.acked_next))))
+        return due
+
+    def _store_positions(self) -> None:
+        self.producer.raise_if_failed()
+        due = self._due_positions()
+        positions.write(self.producer.producer, self.positions_topic, due)
+        self._stored_positions(due)
+
+    def _stored_positions(self, due: list[tuple[TopicPartitionKey, positions.Position]]) -> None:
+        if due:
+            self._clear_fault()  # records are flowing end to end again
+        for key, position in due:
+            self.states[key].stored_next = position.next_offset
+            self.metrics.set_position(self.flow.name, key[0], key[1], position.next_offset)
+        for listener in self.listeners:
+            listener.committed()
+
+    def _commit_transaction(self) -> None:
+        """Exactly-once: records and their positions commit together, or neither does."""
+        if self._txn_started is None:
+            return
+        self.producer.raise_if_failed()
+        for state, next_offset in self.producer.consumed_next.items():  # the transaction covers what it produced
+            state.acked_next = max(state.acked_next, next_offset)
+        self.producer.consumed_next.clear()
+        due = self._due_positions()
+        positions.write(self.producer.producer, self.positions_topic, due)
+        try:
+            self.producer.producer.commit_transaction(60)
+        except KafkaException as exc:
+            self._transaction_failed(exc)
+            return
+        finally:
+            self._txn_started = None
+        self._stored_positions(due)
+
+    def _transaction_failed(self, exc: KafkaException) -> None:
+        error: KafkaError = exc.args[0]
+        if error.fatal() or not error.txn_requires_abort():
+            raise ReplicationError(f"{self.flow.name} task {self.task_id}: transaction failed: {error.str()}") from exc
+        log.warning("%s task %d: aborting transaction: %s", self.flow.name, self.task_id, error.str())
+        self.producer.aborting = True
+        try:
+            self.producer.producer.abort_transaction(60)
+        finally:
+            self.producer.aborting = False
+        rewind = []
+        for key, state in self.states.items():
+            state.acked_next = state.stored_next
+            state.inflight, state.pending_next = 0, None
+            rewind.append(TopicPartition(key[0], key[1], state.stored_next))
+        self.producer.consumed_next.clear()
+        self.producer.forget_outstanding()
+        self.consumer.assign(rewind)
+        for listener in self.listeners:
+            listener.aborted()
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        return {f"{k[0]}-{k[1]}": (s.acked_next, s.stored_next, s.hw) for k, s in self.states.items()}

@@ -1,0 +1,364 @@
+"""MirrorMaker 2 properties files (KIP-382's `mm2.properties`) to and from FlowConfigs, so users can port configs.
+
+    clusters = us-west, us-east
+    us-west.bootstrap.servers = host1:9092          # any librdkafka client setting of the cluster
+    us-east.producer.linger.ms = 10                 # producer of every flow whose target is us-east
+    us-west.consumer.fetch.min.bytes = 1            # consumer of every flow whose source is us-west
+    tasks.max = 2                                   # a flow property for every flow ...
+    us-west->us-east.enabled = true
+    us-west->us-east.tasks.max = 4                  # ... and for one flow, which wins
+
+Property names are FlowConfig field names with '_' written '.' (`offset-syncs.topic.location` keeps MM2's dash).
+Every error is a ConfigError naming the property as it was written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from os import PathLike
+from typing import Any, get_origin, get_type_hints
+
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
+
+from replication.config import ClusterConfig, ConfigError, FlowConfig
+
+log = logging.getLogger("replication.mm2config")
+
+# MM2 property name -> FlowConfig field, for every flow property (per-cluster client settings are not fields).
+_FIELD_OF: dict[str, str] = {
+    f.name.replace("_", "."): f.name
+    for f in dataclasses.fields(FlowConfig)
+    if f.name not in ("source", "target", "producer_overrides", "consumer_overrides")
+}
+_FIELD_OF["offset-syncs.topic.location"] = _FIELD_OF.pop("offset.syncs.topic.location")
+_TYPE_OF: dict[str, Any] = get_type_hints(FlowConfig)
+_DEFAULT_OF: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(FlowConfig)}
+
+# Older spellings found in real files: MM2's pre-2.6 `*.blacklist`, and KIP-382's draft names without `.enabled`.
+LEGACY_NAMES = {
+    "topics.blacklist": "topics.exclude",
+    "groups.blacklist": "groups.exclude",
+    "emit.heartbeats": "emit.heartbeats.enabled",
+    "emit.checkpoints": "emit.checkpoints.enabled",
+    "sync.topic.configs": "sync.topic.configs.enabled",
+    "sync.topic.acls": "sync.topic.acls.enabled",
+    "refresh.topics": "refresh.topics.enabled",
+}
+
+# Accepted and dropped, globally, per cluster or per flow. Real MM2 files carry them, but they size MM2's own
+# internal topics or configure the Connect runtime (storage topics, converters), and Mirrorplane runs no Connect
+# worker and takes no internal-topic sizing from a flow's properties. Refusing them would make porting a chore;
+# anything not listed here or in FlowConfig is refused, so a typo never passes silently.
+IGNORED_PROPERTIES = frozenset(
+    {
+        "checkpoints.topic.replication.factor",
+        "heartbeats.topic.replication.factor",
+        "offset-syncs.topic.replication.factor",
+        "offset.storage.replication.factor",
+        "status.storage.replication.factor",
+        "config.storage.replication.factor",
+        "offset.storage.topic",
+        "status.storage.topic",
+        "config.storage.topic",
+        "key.converter",
+        "value.converter",
+        "header.converter",
+    }
+)
+REDACTED = "********"
+_SECRET_MARKERS = ("password", "secret", "sasl.jaas.config", "ssl.key")
+_INT = re.compile(r"[+-]?[0-9]+")
+_FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.?)", re.DOTALL)
+_UNESCAPED = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+_WHITESPACE = " \t\f"
+
+
+# --- .properties text -------------------------------------------------------------------------------------
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Java .properties semantics (separators `=`, `:` or whitespace, `#`/`!` comments, `\\` escapes and line
+    continuation), with values also trimmed on the right. Duplicate keys: the last one wins."""
+    props: dict[str, str] = {}
+    for number, line in _logical_lines(text):
+        key, value = _split_line(line)
+        if not key:
+            raise ConfigError(f"line {number}", "no property name before the value")
+        props[_unescape(key, number)] = _unescape(value, number)
+    return props
+
+
+def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
+    start, parts = 0, list[str]()
+    for number, raw in enumerate(re.split(r"\r\n|\r|\n", text), start=1):
+        line = raw.lstrip(_WHITESPACE)
+        if not parts and (not line or line[0] in "#!"):
+            continue
+        start = start if parts else number
+        continued = (len(line) - len(line.rstrip("\\"))) % 2 == 1
+        parts.append(line[:-1] if continued else line)
+        if not continued:
+            yield start, "".join(parts)
+            parts = []
+    if parts:
+        yield start, "".join(parts)
+
+
+def _split_line(line: str) -> tuple[str, str]:
+    end = 0
+    while end < len(line) and line[end] not in "=:" + _WHITESPACE:
+        end += 2 if line[end] == "\\" else 1
+    end = min(end, len(line))
+    rest = line[end:].lstrip(_WHITESPACE)
+    if rest[:1] in ("=", ":"):
+        rest = rest[1:].lstrip(_WHITESPACE)
+    value = rest.rstrip(_WHITESPACE)
+    if (len(value) - len(value.rstrip("\\"))) % 2 == 1:  # keep an escaped trailing space: `a\ `
+        value = rest[: len(value) + 1]
+    return line[:end], value
+
+
+def _unescape(text: str, number: int) -> str:
+    def replace(match: re.Match[str]) -> str:
+        code = match.group(1)
+        if code.startswith("u") and len(code) == 5:
+            return chr(int(code[1:], 16))
+        if code == "u":
+            raise ConfigError(f"line {number}", "malformed \\uxxxx escape")
+        return _UNESCAPED.get(code, code)
+
+    return _ESCAPE.sub(replace, text)
+
+
+def _escape(text: str, *, key: bool) -> str:
+    out = "".join(_escape_char(c, key) for c in text)
+    if not key:  # leading/trailing spaces would be trimmed away when the file is read back
+        stripped = out.strip(" ")
+        lead, trail = len(out) - len(out.lstrip(" ")), len(out) - len(out.rstrip(" "))
+        out = "\\u0020" * lead + stripped + "\\u0020" * trail if stripped else "\\u0020" * len(out)
+    return out
+
+
+def _escape_char(char: str, key: bool) -> str:
+    named = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\f": "\\f"}
+    if char in named:
+        return named[char]
+    if key and char in "=: #!":
+        return "\\" + char
+    return char if char.isprintable() or ord(char) > 0xFFFF else f"\\u{ord(char):04x}"
+
+
+# --- FlowConfigs from properties ---------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class _Scope:
+    """The properties set globally, for one cluster or for one flow."""
+
+    props: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # name -> (key as written, value)
+    client: dict[str, str] = dataclasses.field(default_factory=dict)
+    producer: dict[str, str] = dataclasses.field(default_factory=dict)
+    consumer: dict[str, str] = dataclasses.field(default_factory=dict)
+    mentioned: bool = False  # by a property other than `enabled`
+
+
+def load_flows(props: Mapping[str, str]) -> list[FlowConfig]:
+    """The flows a MirrorMaker 2 properties file defines, in the order the file first mentions them."""
+    aliases = _cluster_aliases(props.get("clusters", ""))
+    everywhere, clusters = _Scope(), {alias: _Scope() for alias in aliases}
+    flows: dict[tuple[str, str], _Scope] = {}
+    for key, value in props.items():
+        if key == "clusters":
+            continue
+        if "->" in key:
+            source, target, name = _split_flow_key(key, aliases)
+            _add(flows.setdefault((source, target), _Scope()), key, name, value, "flow")
+        elif key in IGNORED_PROPERTIES or LEGACY_NAMES.get(key, key) in _FIELD_OF:
+            _add(everywhere, key, key, value, "global")
+        elif alias := _alias_prefix(key, aliases):
+            _add(clusters[alias], key, key[len(alias) + 1 :], value, "cluster")
+        else:
+            raise ConfigError(key, "unknown property")
+    for alias, cluster in clusters.items():
+        _check_client(f"{alias}.", cluster.client)
+        _check_client(f"{alias}.producer.", cluster.producer)
+        _check_client(f"{alias}.consumer.", cluster.consumer)
+    built = (_build_flow(source, target, flow, everywhere, clusters) for (source, target), flow in flows.items())
+    return [flow for flow in built if flow is not None]
+
+
+def _cluster_aliases(value: str) -> list[str]:
+    aliases = [alias.strip() for alias in value.split(",") if alias.strip()]
+    if not aliases:
+        raise ConfigError("clusters", "required: the comma-separated aliases of the clusters")
+    if len(set(aliases)) != len(aliases):
+        raise ConfigError("clusters", f"an alias is listed twice in {value!r}")
+    return aliases
+
+
+def _split_flow_key(key: str, aliases: list[str]) -> tuple[str, str, str]:
+    source, _, rest = key.partition("->")
+    target = _alias_prefix(rest, aliases)
+    if source not in aliases or target is None:
+        raise ConfigError(key, f"not source->target.property with both aliases in clusters ({', '.join(aliases)})")
+    return source, target, rest[len(target) + 1 :]
+
+
+def _alias_prefix(key: str, aliases: list[str]) -> str | None:
+    # Longest first: with a separator other than '.', aliases may contain dots and prefix one another.
+    return next((a for a in sorted(aliases, key=len, reverse=True) if key.startswith(a + ".")), None)
+
+
+def _add(scope: _Scope, key: str, name: str, value: str, kind: str) -> None:
+    canonical = LEGACY_NAMES.get(name, name)
+    if name in IGNORED_PROPERTIES:
+        pass
+    elif kind != "global" and name.startswith(("producer.", "consumer.")):
+        overrides = scope.producer if name.startswith("producer.") else scope.consumer
+        overrides[name.split(".", 1)[1]] = value
+    elif kind == "cluster":
+        scope.client[name] = value  # checked by librdkafka once the whole file is read
+    elif canonical == "enabled" and kind == "global":
+        raise ConfigError(key, "a flow is enabled on its own, as source->target.enabled")
+    elif canonical in _FIELD_OF:
+        scope.props[canonical] = (key, value)
+    else:
+        raise ConfigError(key, "unknown property")
+    scope.mentioned = scope.mentioned or canonical != "enabled"
+
+
+def _build_flow(
+    source: str, target: str, flow: _Scope, everywhere: _Scope, clusters: dict[str, _Scope]
+) -> FlowConfig | None:
+    enabled = "enabled" in flow.props and _convert("enabled", *flow.props["enabled"])
+    if not enabled and not flow.mentioned:
+        return None
+    _check_client(f"{source}->{target}.producer.", flow.producer)
+    _check_client(f"{source}->{target}.consumer.", flow.consumer)
+    merged = {**everywhere.props, **flow.props}  # the flow's own setting wins
+    fields = {_FIELD_OF[name]: _convert(name, key, raw) for name, (key, raw) in merged.items()}
+    return FlowConfig(
+        **{**fields, "enabled": enabled},
+        source=ClusterConfig(source, dict(clusters[source].client)),
+        target=ClusterConfig(target, dict(clusters[target].client)),
+        producer_overrides={**clusters[target].producer, **flow.producer},
+        consumer_overrides={**clusters[source].consumer, **flow.consumer},
+    )
+
+
+def _convert(name: str, key: str, raw: str) -> Any:
+    kind = _TYPE_OF[_FIELD_OF[name]]
+    if kind is bool:
+        if raw.lower() not in ("true", "false"):
+            raise ConfigError(key, f"expected true or false, got {raw!r}")
+        return raw.lower() == "true"
+    if kind is int:
+        if not _INT.fullmatch(raw):
+            raise ConfigError(key, f"expected an integer, got {raw!r}")
+        return int(raw)
+    if kind is float:
+        if not _FLOAT.fullmatch(raw):
+            raise ConfigError(key, f"expected a number, got {raw!r}")
+        return float(raw)
+    if get_origin(kind) is tuple:
+        return tuple(item.strip() for item in raw.split(",") if item.strip())
+    return raw
+
+
+def _check_client(prefix: str, settings: Mapping[str, str]) -> None:
+    """Let librdkafka judge names and values, and name the setting it refuses."""
+    error = _client_error(settings)
+    if error is None:
+        return
+    key = next((key for key in sorted(settings, key=len, reverse=True) if key in error), None)
+    if key is None:  # librdkafka names an alias by its canonical name (linger.ms -> queue.buffering.max.ms)
+        key = next((key for key in settings if _client_error({key: settings[key]})), None)
+    reason = "unknown property" if "No such configuration property" in error else f"refused by librdkafka: {error}"
+    raise ConfigError(prefix + key if key else prefix.rstrip("."), reason)
+
+
+def _client_error(settings: Mapping[str, str]) -> str | None:
+    # Without brokers the client never connects: creating it only validates the configuration.
+    config: dict[str, Any] = {
+        k: v for k, v in settings.items() if k not in ("bootstrap.servers", "metadata.broker.list")
+    }
+    if not config:
+        return None
+    config["logger"] = log
+    try:
+        AdminClient(config)
+    except KafkaException as exc:
+        return str(exc.args[0].str())
+    except (TypeError, ValueError) as exc:  # e.g. a callback setting given a string
+        return str(exc)
+    return None
+
+
+# --- properties from FlowConfigs ---------------------------------------------------------------------------
+
+
+def dump_flows(flows: Sequence[FlowConfig], redact: bool = False) -> str:
+    """A properties file that load_flows turns back into equal flows; redact hides passwords, keys and secrets."""
+    clusters = _clusters_of(flows)
+    lines = ["# Mirrorplane flows in MirrorMaker 2 properties format", _line("clusters", ", ".join(clusters))]
+    for alias, cluster in clusters.items():
+        lines += [_line(f"{alias}.{key}", value, redact and _is_secret(key)) for key, value in cluster.client.items()]
+    for flow in flows:
+        lines += ["", *_flow_lines(flow, redact)]
+    return "\n".join(lines) + "\n"
+
+
+def _clusters_of(flows: Sequence[FlowConfig]) -> dict[str, ClusterConfig]:
+    clusters: dict[str, ClusterConfig] = {}
+    names: set[str] = set()
+    for flow in flows:
+        if flow.name in names:
+            raise ConfigError(flow.name, "two flows with the same source and target")
+        names.add(flow.name)
+        for cluster in (flow.source, flow.target):
+            if dict(clusters.setdefault(cluster.alias, cluster).client) != dict(cluster.client):
+                raise ConfigError(cluster.alias, "flows disagree on the client settings of this cluster")
+    return clusters
+
+
+def _flow_lines(flow: FlowConfig, redact: bool) -> list[str]:
+    prefix = f"{flow.name}."
+    lines = []
+    for name, field in _FIELD_OF.items():
+        value = getattr(flow, field)
+        # A disabled flow is read back only if a property besides `enabled` mentions it.
+        if name == "enabled" or value != _DEFAULT_OF[field] or (name == "topics" and not flow.enabled):
+            lines.append(_line(prefix + name, _format(prefix + name, value)))
+    for kind, overrides in (("producer", flow.producer_overrides), ("consumer", flow.consumer_overrides)):
+        lines += [_line(f"{prefix}{kind}.{k}", v, redact and _is_secret(k)) for k, v in overrides.items()]
+    return lines
+
+
+def _format(key: str, value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else repr(value)
+    if isinstance(value, tuple):
+        if any("," in item or item != item.strip() or not item for item in value):
+            raise ConfigError(key, f"{value!r} cannot be written as a comma-separated list")
+        return ", ".join(value)
+    return str(value)
+
+
+def _is_secret(setting: str) -> bool:
+    return any(marker in setting.lower() for marker in _SECRET_MARKERS)
+
+
+def _line(key: str, value: str, secret: bool = False) -> str:
+    return f"{_escape(key, key=True)} = {_escape(REDACTED if secret else value, key=False)}"
+
+
+def load_file(path: str | PathLike[str]) -> list[FlowConfig]:
+    with open(path, encoding="utf-8") as file:
+        return load_flows(parse_properties(file.read()))

@@ -1,0 +1,91 @@
+"""PositionStore: replicated source positions, kept in the TARGET cluster (KIP-3: the target is the truth).
+
+Topic `mirrorplane-positions.<source alias>.internal`, compacted, one record per source topic-partition.
+Key: JSON [topic, partition]. Value: JSON {"next": next source offset to replicate, "hw": source end offset
+seen when it was written}. A position is written only after the target acknowledged every record before it
+(at-least-once), or inside the same transaction as those records (exactly-once).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+TopicPartitionKey = tuple[str, int]
+
+
+def positions_topic(source_alias: str) -> str:
+    return f"mirrorplane-positions.{source_alias}.internal"
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where replication of one source partition resumes, and the source end offset when it was stored."""
+
+    next_offset: int
+    high_watermark: int
+
+
+def encode(key: TopicPartitionKey, position: Position) -> tuple[bytes, bytes]:
+    value = {"next": position.next_offset, "hw": position.high_watermark}
+    return json.dumps([key[0], key[1]]).encode(), json.dumps(value).encode()
+
+
+def decode(key: bytes, value: bytes) -> tuple[TopicPartitionKey, Position]:
+    topic, partition = json.loads(key)
+    data = json.loads(value)
+    return (str(topic), int(partition)), Position(int(data["next"]), int(data["hw"]))
+
+
+def ensure_topic(admin: AdminClient, topic: str, replication_factor: int = -1) -> None:
+    """Create the compacted positions topic if it is missing."""
+    new = NewTopic(topic, 1, replication_factor, config={"cleanup.policy": "compact"})
+    try:
+        admin.create_topics([new])[topic].result(timeout=30)
+    except KafkaException as exc:
+        if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+            raise
+
+
+def load(consumer_config: dict[str, Any], topic: str, timeout: float = 60.0) -> dict[TopicPartitionKey, Position]:
+    """Read the whole topic (read_committed) and keep the latest position per key."""
+    config = {
+        **consumer_config,
+        "isolation.level": "read_committed",
+        "enable.partition.eof": True,
+        "auto.offset.reset": "earliest",
+    }
+    consumer = Consumer(config)
+    positions: dict[TopicPartitionKey, Position] = {}
+    try:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            msg = consumer.poll(0.1)
+            if msg is None:
+                continue
+            error = msg.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
+                    return positions
+                raise KafkaException(error)
+            key, value = msg.key(), msg.value()
+            if key is not None and value is not None:
+                tp, position = decode(key, value)
+                positions[tp] = position
+        raise TimeoutError(f"{topic}: positions not read to the end within {timeout}s")
+    finally:
+        consumer.close()
+
+
+def write(producer: Producer, topic: str, positions: Iterable[tuple[TopicPartitionKey, Position]]) -> None:
+    """Produce position records; their delivery is covered by the caller's flush or transaction."""
+    for tp, position in positions:
+        key, value = encode(tp, position)
+        producer.produce(topic, value=value, key=key, partition=0)

@@ -1,0 +1,65 @@
+"""run_job and the CLI: summaries on disk, empty lakes, and failures that raise instead of vanishing."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from replication.analytics.__main__ import main
+from replication.analytics.jobs import run_job
+from tests.analytics.factgen import T0, fact, write_facts
+
+pytestmark = pytest.mark.spark
+
+
+def test_unknown_jobs_and_backwards_windows_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown job 'lag'"):
+        run_job("lag", str(tmp_path), str(tmp_path / "out"))
+    since, until = datetime(2027, 1, 2, tzinfo=UTC), datetime(2027, 1, 1, tzinfo=UTC)
+    with pytest.raises(ValueError, match="must be before"):
+        run_job("audit", str(tmp_path), str(tmp_path / "out"), since, until)
+
+
+def test_the_cli_writes_and_prints_the_summary(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lake, out = str(tmp_path / "lake"), str(tmp_path / "out")
+    write_facts(lake, [fact("a->b", "t", 0, 0, 9, ts=T0, acked=T0 + 5)])
+    since, until = str(T0), "2027-01-15T09:00"
+    assert (
+        main(["audit", "--lake", lake, "--out", out, "--since", since, "--until", until, "--window-minutes", "5"]) == 0
+    )
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads(Path(out, "summary.json").read_text())
+    assert (printed["since"], printed["until"]) == ("2027-01-15T08:00:00+00:00", "2027-01-15T09:00:00+00:00")
+    assert (printed["source_records"], printed["target_records"], printed["options"]["window_minutes"]) == (10, 10, 5)
+    assert spark.read.parquet(f"{out}/windows").count() == 1
+
+
+def test_an_empty_lake_gives_empty_reports(spark: SparkSession, tmp_path: Path) -> None:
+    lake = str(tmp_path / "empty")
+    assert run_job("latency", lake, str(tmp_path / "l"), spark=spark)["facts"] == 0
+    assert run_job("audit", lake, str(tmp_path / "a"), spark=spark)["windows"] == 0
+    topology = run_job("topology", lake, str(tmp_path / "t"), spark=spark)
+    assert (topology["nodes"], topology["hops"], topology["heartbeat_arrivals"]) == ([], {}, 0)
+
+
+def test_an_unreadable_lake_raises(spark: SparkSession, tmp_path: Path) -> None:
+    broken = tmp_path / "lake" / "facts" / "date=2027-01-15" / "hour=08" / "flow=a->b"
+    broken.mkdir(parents=True)
+    (broken / "part-0.parquet").write_bytes(b"not parquet")
+    with pytest.raises(Exception, match=r"(?i)parquet"):
+        run_job("audit", str(tmp_path / "lake"), str(tmp_path / "out"), spark=spark)
+
+
+def test_prune_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lake = str(tmp_path / "lake")
+    now_ms = int(datetime.now(UTC).timestamp() * 1000)
+    write_facts(lake, [fact("a->b", "t", 0, 0, ts=now_ms, acked=now_ms - h * 3_600_000) for h in (0, 3)])
+    assert main(["prune", "--lake", lake, "--retention-hours", "2"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"removed_partitions": 1}
+    assert main(["latency", "--lake", lake]) == 2  # a job needs --out

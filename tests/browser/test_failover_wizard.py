@@ -1,0 +1,81 @@
+"""Acceptance 3 and 4: a planned failover through the wizard, reloaded mid-way, moves a consumer group that is
+mid-stream on the source to the target with 0 records re-read and 0 skipped, checked record by record."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+from pytest_django.live_server_helper import LiveServer
+
+from controlplane.clusters.models import Cluster
+from controlplane.flows.models import Flow
+from tests.browser.conftest import log_in, make_user, shoot
+from tests.browser.traffic import Traffic
+from tests.browser.wizard import (
+    apply_verify_failback,
+    at_step,
+    checkpoint_to_apply,
+    fence,
+    healthy,
+    plan,
+    preflight,
+    start,
+)
+from tests.support.celery import Processes, start_celery
+from tests.support.failover import committed, consume_and_commit, exactness, read_rest, values_from
+from tests.support.kafka import create_topic, unique_topic, wait_until
+
+pytestmark = [pytest.mark.kafka, pytest.mark.django_db(transaction=True)]
+PARTITIONS = 2
+
+
+def make_flow(source: Cluster, target: Cluster, topic: str, groups: str) -> Flow:
+    return Flow.objects.create(
+        source=source, target=target, topics=[topic], groups=[groups], refresh_topics_interval_seconds=2,
+        refresh_groups_interval_seconds=2, offset_flush_interval_ms=200, emit_checkpoints_interval_seconds=1,
+        emit_heartbeats_interval_seconds=1,
+    )  # fmt: skip
+
+
+def test_a_planned_failover_through_the_wizard_is_exact_and_survives_a_reload(
+    page: Page, live_server: LiveServer, kafka_clusters: dict[str, str], celery_env: dict[str, str],
+    celery_processes: Processes, tmp_path: Path,
+) -> None:  # fmt: skip
+    topic, group = unique_topic("wiz"), unique_topic("wiz-group")
+    west, east = kafka_clusters["us-west"], kafka_clusters["us-east"]
+    create_topic(west, topic, partitions=PARTITIONS)
+    clusters = {a: Cluster.objects.create(alias=a, bootstrap_servers=kafka_clusters[a]) for a in ("us-west", "us-east")}
+    flow = make_flow(clusters["us-west"], clusters["us-east"], topic, f"{group}.*")
+    start_celery(celery_env, celery_processes, tmp_path, "w1", "beat", concurrency=4)
+    make_user("olga", "operator")
+    log_in(page, live_server.url, "olga")
+
+    with Traffic(west, topic, PARTITIONS, rate=300) as traffic:
+        wait_until(lambda: traffic.sent > 1500 and healthy(flow), timeout=120, what="records and a healthy flow")
+        already = consume_and_commit(west, group, topic, 1000)  # mid-stream: the producers keep writing
+        plan(page, live_server.url, group, "us-west", "us-east", "planned", 2000)
+        shoot(page, "wizard-1-plan")
+        start(page)
+        preflight(page, "wizard-2-preflight")
+        at_step(page, "drain")
+        shoot(page, "wizard-3-drain")
+        at_step(page, "fence")
+    positions = committed(west, group, topic, PARTITIONS)
+
+    page.reload()  # acceptance 4: the wizard resumes at the same step
+    at_step(page, "fence")
+    expect(page.locator("#stepper li.current")).to_have_attribute("data-step", "fence")
+    fence(page)
+    shoot(page, "wizard-4-fence")
+    checkpoint_to_apply(page)
+    expect(page.locator("#totals")).to_have_text("0 / 0")
+    shoot(page, "wizard-5-checkpoint-preview")
+    apply_verify_failback(page, "us-east", "wizard")
+    assert Flow.objects.filter(source__alias="us-east", target__alias="us-west").exists()
+
+    rest = values_from(west, topic, positions)
+    result = exactness(already, rest, read_rest(east, group, f"us-west.{topic}", PARTITIONS))
+    assert (result.reread, result.skipped, result.in_order) == (0, 0, True)
+    assert result.expected > 0

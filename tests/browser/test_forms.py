@@ -1,0 +1,106 @@
+"""Acceptance 2: bad form input shows field errors and saves nothing; and a viewer's pages are read-only."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+from pytest_django.live_server_helper import LiveServer
+
+from controlplane.clusters.models import Cluster
+from controlplane.flows.models import Flow
+from tests.browser.conftest import log_in, make_user, shoot
+
+pytestmark = [pytest.mark.kafka, pytest.mark.django_db(transaction=True)]
+
+
+def _errors(page: Page, field: str) -> object:
+    return expect(page.locator(f'[data-errors-for="{field}"]'))
+
+
+def test_bad_cluster_input_shows_field_errors_and_saves_nothing(page: Page, live_server: LiveServer) -> None:
+    make_user("ada", "admin")
+    log_in(page, live_server.url, "ada")
+    page.goto(f"{live_server.url}/clusters/new/")
+    page.fill("#f-alias", "us west!")
+    page.fill("#f-bootstrap_servers", "no-port-here")
+    page.select_option("#f-security_protocol", "SASL_SSL")
+    page.click("#cluster-form button[type=submit]")
+    for field in ("alias", "bootstrap_servers"):
+        _errors(page, field).not_to_be_empty()  # type: ignore[attr-defined]
+        expect(page.locator(f'.field[data-field="{field}"]')).to_have_class("field invalid")
+    shoot(page, "cluster-form-errors")
+    assert Cluster.objects.count() == 0
+    assert page.url.endswith("/clusters/new/")
+
+
+def test_a_connectivity_test_shows_the_exact_error(
+    page: Page, live_server: LiveServer, kafka_clusters: dict[str, str]
+) -> None:
+    make_user("ada", "admin")
+    log_in(page, live_server.url, "ada")
+    page.goto(f"{live_server.url}/clusters/new/")
+    page.fill("#f-alias", "nowhere")
+    page.fill("#f-bootstrap_servers", "127.0.0.1:1")
+    page.click("#check")
+    expect(page.locator("#check-result .alert.error")).to_contain_text("Cannot connect", timeout=20_000)
+    page.fill("#f-bootstrap_servers", kafka_clusters["us-west"])
+    page.click("#check")
+    expect(page.locator("#check-result .alert.ok")).to_contain_text("Connected: 1 broker", timeout=20_000)
+    assert Cluster.objects.count() == 0
+
+
+def test_bad_flow_input_shows_field_errors_and_saves_nothing(
+    page: Page, live_server: LiveServer, kafka_clusters: dict[str, str]
+) -> None:
+    for alias in ("us-west", "us-east"):
+        Cluster.objects.create(alias=alias, bootstrap_servers=kafka_clusters[alias])
+    make_user("ada", "admin")
+    log_in(page, live_server.url, "ada")
+    page.goto(f"{live_server.url}/flows/new/")
+    page.select_option("#f-source", "us-west")
+    page.select_option("#f-target", "us-east")
+    page.fill("#f-topics", "orders[(")
+    page.fill("#f-tasks_max", "many")
+    page.click("#flow-form button[type=submit]")
+    _errors(page, "topics").to_contain_text("invalid regular expression")  # type: ignore[attr-defined]
+    _errors(page, "tasks_max").not_to_be_empty()  # type: ignore[attr-defined]
+    shoot(page, "flow-form-errors")
+    assert Flow.objects.count() == 0
+
+
+def test_a_loop_the_policy_cannot_detect_is_previewed_and_refused(
+    page: Page, live_server: LiveServer, kafka_clusters: dict[str, str]
+) -> None:
+    west, east = (Cluster.objects.create(alias=a, bootstrap_servers=kafka_clusters[a]) for a in ("us-west", "us-east"))
+    Flow.objects.create(
+        source=west, target=east, topics=["loop-.*"], replication_policy_class="IdentityReplicationPolicy"
+    )
+    make_user("ada", "admin")
+    log_in(page, live_server.url, "ada")
+    page.goto(f"{live_server.url}/flows/new/")
+    page.select_option("#f-source", "us-east")
+    page.select_option("#f-target", "us-west")
+    page.fill("#f-topics", "loop-.*")
+    page.select_option("#f-replication_policy_class", "IdentityReplicationPolicy")
+    expect(page.locator("#loops .alert.error")).to_contain_text("Refused", timeout=20_000)
+    page.click("#flow-form button[type=submit]")
+    _errors(page, "target").to_contain_text("cannot detect")  # type: ignore[attr-defined]
+    assert Flow.objects.count() == 1
+
+
+def test_a_viewer_sees_read_only_pages(page: Page, live_server: LiveServer) -> None:
+    west = Cluster.objects.create(alias="us-west", bootstrap_servers="127.0.0.1:1")
+    east = Cluster.objects.create(alias="us-east", bootstrap_servers="127.0.0.1:2")
+    flow = Flow.objects.create(source=west, target=east, topics=["orders"])
+    make_user("vera", "viewer")
+    log_in(page, live_server.url, "vera")
+    page.goto(f"{live_server.url}/clusters/{west.pk}/")
+    expect(page.locator("#f-alias")).to_have_value("us-west")
+    expect(page.locator("#f-alias")).to_be_disabled()
+    expect(page.locator("#cluster-form button[type=submit]")).to_have_count(0)
+    expect(page.locator("#check")).to_have_count(0)
+    page.goto(f"{live_server.url}/flows/{flow.pk}/")
+    expect(page.locator("#health")).not_to_have_text("…")
+    expect(page.locator("[data-op]")).to_have_count(0)
+    expect(page.get_by_role("link", name="Edit")).to_have_count(0)
+    assert page.goto(f"{live_server.url}/flows/new/").status == 403  # type: ignore[union-attr]

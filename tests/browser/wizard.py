@@ -1,0 +1,73 @@
+"""Driving the failover wizard in the browser, step by step, with a screenshot of each."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page, expect
+
+from controlplane.flows.models import Flow
+from controlplane.orchestration.services.status import flow_status
+from controlplane.ui.services.health import health
+from tests.browser.conftest import shoot
+
+STEP_TIMEOUT = 120_000
+
+
+def healthy(flow: Flow) -> bool:
+    return bool(health(flow_status(flow)) == "healthy")
+
+
+def at_step(page: Page, step: str, timeout: int = STEP_TIMEOUT) -> None:
+    expect(page.locator(f"#panel h2[data-current={step}]")).to_be_visible(timeout=timeout)
+
+
+def plan(page: Page, base: str, group: str, source: str, target: str, mode: str, threshold: int = 0) -> None:
+    page.goto(f"{base}/failover/")
+    page.fill("#f-groups", group)
+    page.select_option("#f-source", source)
+    page.select_option("#f-target", target)
+    page.check(f"input[name=mode][value={mode}]")
+    page.fill("#f-drain_threshold", str(threshold))
+
+
+def start(page: Page) -> None:
+    page.get_by_role("button", name="Start the wizard").click()
+    at_step(page, "preflight")
+
+
+def preflight(page: Page, name: str) -> None:
+    """Run the checks, screenshot them, acknowledge every warning and continue."""
+    page.get_by_role("button", name="Run pre-flight checks").click()
+    expect(page.locator(".pfcheck").first).to_be_visible(timeout=STEP_TIMEOUT)
+    shoot(page, name)
+    for box in page.locator("input[name=ack]").all():
+        box.check()
+    page.get_by_role("button", name="Continue").click()
+
+
+def fence(page: Page, until: str = "checkpoint", attempts: int = 20) -> None:
+    """Confirm and verify; while the source's end offsets still move, verify again."""
+    for _ in range(attempts):
+        page.check("#fence-confirm")
+        page.get_by_role("button", name="Verify the fence").click()
+        expect(page.locator("#panel button").first).to_be_enabled(timeout=STEP_TIMEOUT)
+        if page.locator(f"#panel h2[data-current={until}]").count():
+            return
+        page.wait_for_timeout(2000)
+    at_step(page, until, timeout=1000)
+
+
+def checkpoint_to_apply(page: Page) -> None:
+    page.get_by_role("button", name="Take the final checkpoint").click()
+    at_step(page, "apply")
+
+
+def apply_verify_failback(page: Page, target: str, prefix: str, set_up: bool = True) -> None:
+    page.get_by_role("button", name=f"Write the offsets to {target}").click()
+    at_step(page, "verify")
+    shoot(page, f"{prefix}-6-apply")
+    page.get_by_role("button", name="Read back the offsets").click()
+    at_step(page, "failback")
+    shoot(page, f"{prefix}-7-verify")
+    page.get_by_role("button", name="Set up the flow back" if set_up else "Skip").click()
+    at_step(page, "done")
+    shoot(page, f"{prefix}-8-failback-done")

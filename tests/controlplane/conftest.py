@@ -1,0 +1,27 @@
+"""Fixtures of the control-plane API tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from django.contrib.auth.models import User
+from rest_framework.test import APIClient
+
+from tests.controlplane.api.base import ROLES, client_for, make_user
+
+
+@pytest.fixture
+def api() -> Callable[[str | None], APIClient]:
+    """api("viewer"), api("operator"), api("admin"), api("nobody") (no role), api(None) (anonymous)."""
+
+    users: dict[str, User] = {}
+
+    def build(role: str | None) -> APIClient:
+        if role is None:
+            return client_for(None)
+        if role not in users:
+            users[role] = make_user(f"{role}-user", role if role in ROLES else None)
+        return client_for(users[role])
+
+    return build

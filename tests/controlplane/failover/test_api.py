@@ -1,0 +1,91 @@
+"""The failover API without Kafka: who may do what, plans refused with field errors, steps only in order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from controlplane.audit.models import AuditRecord
+from controlplane.clusters.models import Cluster
+from controlplane.failover.models import Failover
+from controlplane.flows.models import Flow
+
+pytestmark = pytest.mark.django_db
+URL = "/api/v1/failovers/"
+
+
+@pytest.fixture
+def flow() -> Flow:
+    west = Cluster.objects.create(alias="us-west", bootstrap_servers="127.0.0.1:1")
+    east = Cluster.objects.create(alias="us-east", bootstrap_servers="127.0.0.1:2")
+    return Flow.objects.create(source=west, target=east, topics=["orders"])
+
+
+def plan(**changes: Any) -> dict[str, Any]:
+    return {"mode": "planned", "source": "us-west", "target": "us-east", "groups": ["billing"], **changes}
+
+
+def test_a_viewer_reads_failovers_but_cannot_start_one(api: Callable[[str | None], APIClient], flow: Flow) -> None:
+    assert api("viewer").get(URL).status_code == 200
+    assert api("viewer").post(URL, plan(), format="json").status_code == 403
+    assert Failover.objects.count() == 0
+
+
+def test_an_operator_plans_a_failover_that_waits_at_preflight(
+    api: Callable[[str | None], APIClient], flow: Flow
+) -> None:
+    response = api("operator").post(URL, plan(dry_run=True), format="json")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert (body["step"], body["status"], body["dry_run"]) == ("preflight", "active", True)
+    assert [s["state"] for s in body["stepper"]][:2] == ["done", "current"]
+    assert AuditRecord.objects.filter(action="failover.plan", object_id=str(body["id"])).exists()
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"target": "us-west"}, "target"),
+        ({"source": "us-east", "target": "us-west"}, "target"),  # no flow us-east->us-west
+        ({"groups": []}, "groups"),
+        ({"groups": [" "]}, "groups"),
+        ({"mode": "sideways"}, "mode"),
+        ({"source": "nowhere"}, "source"),
+    ],
+)
+def test_a_bad_plan_names_the_field_and_saves_nothing(
+    api: Callable[[str | None], APIClient], flow: Flow, changes: dict[str, Any], field: str
+) -> None:
+    response = api("operator").post(URL, plan(**changes), format="json")
+    assert response.status_code == 400
+    assert field in response.json()
+    assert Failover.objects.count() == 0
+
+
+def test_a_group_cannot_be_in_two_active_failovers(api: Callable[[str | None], APIClient], flow: Flow) -> None:
+    client = api("operator")
+    assert client.post(URL, plan(), format="json").status_code == 201
+    second = client.post(URL, plan(), format="json")
+    assert second.status_code == 400
+    assert "already moving" in second.json()["groups"][0]
+
+
+def test_steps_run_only_in_order_and_not_after_an_abort(api: Callable[[str | None], APIClient], flow: Flow) -> None:
+    client = api("operator")
+    pk = client.post(URL, plan(), format="json").json()["id"]
+    early = client.post(f"{URL}{pk}/apply/", {}, format="json")
+    assert early.status_code == 409
+    assert "at step preflight" in early.json()["detail"]
+    aborted = client.post(f"{URL}{pk}/abort/", {"reason": "drill cancelled"}, format="json")
+    assert aborted.json()["status"] == "aborted"
+    assert client.post(f"{URL}{pk}/preflight/", {}, format="json").status_code == 409
+    assert AuditRecord.objects.filter(action="failover.abort").count() == 1
+
+
+def test_a_viewer_cannot_run_a_step(api: Callable[[str | None], APIClient], flow: Flow) -> None:
+    pk = api("operator").post(URL, plan(), format="json").json()["id"]
+    assert api("viewer").post(f"{URL}{pk}/preflight/", {}, format="json").status_code == 403
+    assert Failover.objects.get(pk=pk).steps.keys() == {"plan"}

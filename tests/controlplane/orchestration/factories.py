@@ -1,0 +1,27 @@
+"""Clusters and flows for orchestration tests, pointing at the real test clusters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controlplane.clusters.models import Cluster
+from controlplane.flows.models import Flow
+
+
+def cluster(alias: str, bootstrap: str) -> Cluster:
+    obj, _ = Cluster.objects.update_or_create(alias=alias, defaults={"bootstrap_servers": bootstrap})
+    return obj
+
+
+def flow(clusters: dict[str, str], source: str, target: str, topics: str, **fields: Any) -> Flow:
+    defaults: dict[str, Any] = {
+        "topics": [topics],
+        "refresh_topics_interval_seconds": 1,
+        "offset_flush_interval_ms": 200,
+        "emit_heartbeats_enabled": False,
+        "emit_checkpoints_enabled": False,
+        **fields,
+    }
+    return Flow.objects.create(
+        source=cluster(source, clusters[source]), target=cluster(target, clusters[target]), **defaults
+    )

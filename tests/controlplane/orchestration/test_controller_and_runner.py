@@ -1,0 +1,122 @@
+"""The controller plans and dispatches; a runner replicates under its lease, pauses and resumes without loss."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from controlplane.flows import services as flow_services
+from controlplane.orchestration.choices import TaskState
+from controlplane.orchestration.models import TaskAssignment
+from controlplane.orchestration.services import controller, runner
+from tests.controlplane.orchestration.factories import flow
+from tests.support.kafka import consume_to_end, create_topic, end_offsets, unique_topic, wait_until
+from tests.support.replication import produce_known
+
+pytestmark = pytest.mark.kafka
+
+
+@pytest.mark.django_db
+def test_the_controller_spreads_partitions_over_tasks_max_and_dispatches_each(
+    kafka_clusters: dict[str, str], django_capture_on_commit_callbacks: Any
+) -> None:
+    topic = unique_topic("plan")
+    create_topic(kafka_clusters["us-west"], topic, partitions=5)
+    obj = flow(kafka_clusters, "us-west", "us-east", topic, tasks_max=2)
+    with django_capture_on_commit_callbacks() as callbacks:
+        dispatched = controller.reconcile(obj)
+    assignments = {a.task_id: a.partitions for a in TaskAssignment.objects.filter(flow=obj)}
+    ours = sorted(tuple(tp) for tps in assignments.values() for tp in tps if tp[0] == topic)
+    assert ours == [(topic, p) for p in range(5)]
+    # Heartbeat topics always replicate (MM2), so the source's `heartbeats` may add partitions to the plan.
+    others = {tp[0] for tps in assignments.values() for tp in tps if tp[0] != topic}
+    assert others <= {"heartbeats"}
+    sizes = sorted(len(p) for p in assignments.values())
+    assert sizes[-1] - sizes[0] <= 1
+    assert len(dispatched) == 2
+    assert len(callbacks) == 3  # two runners and the flow's topic config/ACL sync
+    assert controller.reconcile(obj) == [], "no second dispatch while a runner is on its way"
+
+
+@contextmanager
+def _running(assignment_id: int, name: str) -> Iterator[threading.Event]:
+    stopping = threading.Event()
+    result: list[str] = []
+
+    def target() -> None:
+        try:
+            result.append(runner.run_assignment(assignment_id, name, stopping))
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    try:
+        yield stopping
+    finally:
+        stopping.set()
+        thread.join(60)
+        assert not thread.is_alive()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_paused_flow_stops_and_resumes_where_it_left_off(kafka_clusters: dict[str, str], settings: Any) -> None:
+    settings.MIRRORPLANE_LEASE_SECONDS = 3
+    src, dst = kafka_clusters["us-east"], kafka_clusters["backup"]
+    topic = unique_topic("pause")
+    create_topic(src, topic, partitions=2)
+    obj = flow(kafka_clusters, "us-east", "backup", topic)
+    controller.reconcile(obj)
+    assignment = TaskAssignment.objects.get(flow=obj, task_id=0)
+    remote = f"us-east.{topic}"
+
+    def total() -> int:
+        try:
+            return sum(end_offsets(dst, remote, range(2)).values())
+        except Exception:
+            return 0
+
+    with _running(assignment.pk, "worker-a"):
+        produce_known(src, topic, 2, 1000)
+        wait_until(lambda: total() == 1000, timeout=60, what="first 1000 records")
+        flow_services.pause(obj)
+        wait_until(lambda: TaskAssignment.objects.get(pk=assignment.pk).state == TaskState.PAUSED, timeout=30)
+    produce_known(src, topic, 2, 500, start=1000)
+    assert total() == 1000, "nothing replicates while paused"
+    flow_services.resume(obj)
+    with _running(assignment.pk, "worker-b"):
+        wait_until(lambda: total() >= 1500, timeout=60, what="the records produced while paused")
+    values = [m.value() for m in consume_to_end(dst, remote, 2)]
+    assert len(set(values)) == 1500
+
+
+@pytest.mark.django_db
+def test_topic_config_and_acl_sync_runs_as_a_periodic_job_at_the_flow_interval(
+    kafka_clusters: dict[str, str], django_capture_on_commit_callbacks: Any
+) -> None:
+    from confluent_kafka.admin import ConfigResource, ResourceType
+
+    from controlplane.orchestration.models import FlowPlan
+    from controlplane.orchestration.services import topicsync
+    from tests.support.kafka import admin
+
+    topic = unique_topic("cfgsync")
+    create_topic(kafka_clusters["us-west"], topic, partitions=1, config={"retention.ms": "5400000"})
+    obj = flow(kafka_clusters, "us-west", "backup", topic, sync_topic_configs_interval_seconds=600)
+    with django_capture_on_commit_callbacks() as first:
+        controller.reconcile(obj)
+    with django_capture_on_commit_callbacks() as second:
+        controller.reconcile(obj)
+    jobs = lambda callbacks: [c for c in callbacks if "_dispatch_topic_sync" in c.__qualname__]  # noqa: E731
+    assert len(jobs(first)) == 1 and jobs(second) == [], "one sync per interval"
+    assert FlowPlan.objects.get(flow=obj).topics_synced_at is not None
+    result = topicsync.sync_topic_configs_and_acls(obj)
+    assert result["topics"] >= 1  # ours, plus any heartbeat topics (always replicated)
+    client = admin(kafka_clusters["backup"])
+    resource = ConfigResource(ResourceType.TOPIC, f"us-west.{topic}")
+    assert client.describe_configs([resource])[resource].result(timeout=10)["retention.ms"].value == "5400000"

@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+from controlplane.orchestration.planning import is_balanced, moved_partitions, plan_assignment
+
+
+def tps(topic: str, n: int) -> list[tuple[str, int]]:
+    return [(topic, p) for p in range(n)]
+
+
+def test_a_fresh_plan_is_balanced_over_tasks_max() -> None:
+    plan = plan_assignment(tps("a", 5) + tps("b", 3), tasks_max=3, current={})
+    assert sorted(len(v) for v in plan.values()) == [2, 3, 3]
+    assert sorted(tp for v in plan.values() for tp in v) == sorted(tps("a", 5) + tps("b", 3))
+
+
+def test_new_partitions_go_to_the_least_loaded_task_and_nothing_else_moves() -> None:
+    before = plan_assignment(tps("a", 4), tasks_max=2, current={})
+    after = plan_assignment(tps("a", 4) + tps("new", 2), tasks_max=2, current=before)
+    assert moved_partitions(before, after) == 0
+    for task, owned in before.items():
+        assert set(owned) <= set(after[task])
+    assert is_balanced(after)
+
+
+def test_an_imbalance_is_kept_until_rebalancing_is_allowed() -> None:
+    skewed = {0: tps("a", 6), 1: []}
+    sticky = plan_assignment(tps("a", 6), tasks_max=2, current=skewed)
+    assert sticky == {0: tps("a", 6), 1: []}
+    balanced = plan_assignment(tps("a", 6), tasks_max=2, current=skewed, rebalance=True)
+    assert sorted(len(v) for v in balanced.values()) == [3, 3]
+    assert moved_partitions(skewed, balanced) == 3
+
+
+def test_vanished_partitions_and_surplus_tasks_are_dropped() -> None:
+    before = {0: tps("a", 2), 1: tps("b", 2), 2: tps("c", 2)}
+    after = plan_assignment(tps("a", 2) + tps("c", 2), tasks_max=2, current=before)
+    assert after[0] == tps("a", 2)
+    assert set(after) == {0, 1}
+    assert sorted(after[1]) == tps("c", 2)

@@ -1,0 +1,99 @@
+"""Settings read in a fresh ``manage.py check`` process, so each case sees only its own environment."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cryptography.fernet import Fernet
+
+REPO = Path(__file__).resolve().parents[2]
+SETTINGS_VARIABLES = (
+    "DATABASE_URL",
+    "CELERY_BROKER_URL",
+    "CELERY_TASK_ALWAYS_EAGER",
+    "DJANGO_SECRET_KEY",
+    "DJANGO_SECRET_KEY_FILE",
+    "DJANGO_ALLOWED_HOSTS",
+    "MIRRORPLANE_DEBUG",
+    "MIRRORPLANE_CREDENTIALS_KEY",
+    "MIRRORPLANE_CREDENTIALS_KEY_FILE",
+    "MIRRORPLANE_STATE_DIR",
+    "MIRRORPLANE_LOG_LEVEL",
+)
+
+
+def manage_check(tmp_path: Path, **overrides: str) -> subprocess.CompletedProcess[str]:
+    env = {name: value for name, value in os.environ.items() if name not in SETTINGS_VARIABLES}
+    env.update({"DJANGO_SETTINGS_MODULE": "controlplane.settings", "MIRRORPLANE_STATE_DIR": str(tmp_path)})
+    env.update(overrides)
+    return subprocess.run(
+        [sys.executable, str(REPO / "manage.py"), "check"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_fresh_checkout_defaults_pass_the_check(tmp_path: Path) -> None:
+    result = manage_check(tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "celery" / "queue").is_dir()
+
+
+def test_production_settings_pass_with_secrets_from_files(tmp_path: Path) -> None:
+    secret_key = tmp_path / "secret_key"
+    secret_key.write_text("a-long-random-secret-key-for-this-test-only\n")
+    result = manage_check(
+        tmp_path,
+        MIRRORPLANE_DEBUG="false",
+        DJANGO_SECRET_KEY_FILE=str(secret_key),
+        MIRRORPLANE_CREDENTIALS_KEY=Fernet.generate_key().decode(),
+        CELERY_BROKER_URL="redis://127.0.0.1:6379/0",
+    )
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("overrides", "variable"),
+    [
+        ({"MIRRORPLANE_DEBUG": "maybe"}, "MIRRORPLANE_DEBUG"),
+        ({"DATABASE_URL": "not-a-url"}, "DATABASE_URL"),
+        ({"DATABASE_URL": "postgres://user@host:port/db"}, "DATABASE_URL"),
+        ({"CELERY_BROKER_URL": "localhost:6379"}, "CELERY_BROKER_URL"),
+        ({"MIRRORPLANE_LOG_LEVEL": "loud"}, "MIRRORPLANE_LOG_LEVEL"),
+        ({"MIRRORPLANE_CREDENTIALS_KEY": "too-short"}, "MIRRORPLANE_CREDENTIALS_KEY"),
+        ({"MIRRORPLANE_DEBUG": "false"}, "DJANGO_SECRET_KEY"),
+        ({"MIRRORPLANE_DEBUG": "false", "DJANGO_SECRET_KEY": "x" * 50}, "MIRRORPLANE_CREDENTIALS_KEY"),
+    ],
+)
+def test_bad_environment_stops_start_up_naming_the_variable(
+    tmp_path: Path, overrides: dict[str, str], variable: str
+) -> None:
+    result = manage_check(tmp_path, **overrides)
+    assert result.returncode != 0
+    assert f"Mirrorplane configuration error: {variable}:" in result.stderr
+
+
+def test_errors_do_not_echo_a_database_password(tmp_path: Path) -> None:
+    result = manage_check(tmp_path, DATABASE_URL="postgres://user:hunter2@host:port/db")
+    assert result.returncode != 0
+    assert "hunter2" not in result.stderr
+
+
+def test_env_example_lists_every_variable_the_control_plane_reads() -> None:
+    sources = [REPO / "controlplane" / "settings.py", *REPO.glob("controlplane/**/commands/*.py")]
+    code = "\n".join(path.read_text() for path in sources)
+    read = set(re.findall(r'env_\w+\(\s*"([A-Z0-9_]+)"', code))
+    read |= {f"{name}_FILE" for name in re.findall(r'env_secret\(\s*"([A-Z0-9_]+)"', code)}
+    read |= set(re.findall(r'environ\.get\(\s*"([A-Z0-9_]+)"', code))
+    example = (REPO / "docker" / ".env.example").read_text()
+    listed = set(re.findall(r"^([A-Z0-9_]+)=", example, flags=re.MULTILINE))
+    assert read, "the pattern no longer finds the variables settings.py reads"
+    assert sorted(read - listed) == []

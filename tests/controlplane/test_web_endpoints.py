@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from rest_framework.authtoken.models import Token
+
+
+@pytest.mark.django_db
+def test_home_page_sends_anonymous_browsers_to_the_login_page(client: Client) -> None:
+    response = client.get("/")
+    assert response.status_code == 302
+    assert response["Location"] == "/login/?next=/"
+    login = client.get(response["Location"])
+    assert b"<title>Log in \xc2\xb7 Mirrorplane</title>" in login.content
+
+
+@pytest.mark.django_db
+def test_home_page_shows_the_replication_graph_once_logged_in(client: Client, admin_user: User) -> None:
+    client.force_login(admin_user)
+    html = client.get("/").content.decode()
+    assert "Replication graph" in html
+    assert 'href="/admin/"' in html
+    assert 'href="/api/docs/"' in html
+    assert "/static/vendor/plotly.min.js" in html
+
+
+@pytest.mark.django_db
+def test_healthz_reports_ok_once_the_database_answers(client: Client) -> None:
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["/api/v1/", "/api/schema/"])
+def test_api_refuses_anonymous_requests(client: Client, path: str) -> None:
+    assert client.get(path).status_code in (401, 403)
+
+
+@pytest.mark.django_db
+def test_api_root_accepts_a_token(client: Client, admin_user: User) -> None:
+    token = Token.objects.create(user=admin_user)
+    response = client.get("/api/v1/", HTTP_AUTHORIZATION=f"Token {token.key}")
+    assert response.status_code == 200
+
+
+@pytest.mark.django_db
+def test_schema_is_served_to_a_logged_in_user(client: Client, admin_user: User) -> None:
+    client.force_login(admin_user)
+    response = client.get("/api/schema/", HTTP_ACCEPT="application/json")
+    assert response.status_code == 200
+    assert response.json()["info"]["title"] == "Mirrorplane API"
+
+
+@pytest.mark.django_db
+def test_api_docs_send_anonymous_browsers_to_the_login_page(client: Client) -> None:
+    response = client.get("/api/docs/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/login/")
+
+
+@pytest.mark.django_db
+def test_api_docs_load_swagger_ui_from_local_static_files(client: Client, admin_user: User) -> None:
+    client.force_login(admin_user)
+    response = client.get("/api/docs/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "/static/drf_spectacular_sidecar/swagger-ui-dist/" in html
+    assert "cdn" not in html.lower()
+
+
+@pytest.mark.django_db
+def test_admin_index_opens_for_a_superuser(client: Client, admin_user: User) -> None:
+    client.force_login(admin_user)
+    assert client.get("/admin/").status_code == 200

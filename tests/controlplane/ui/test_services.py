@@ -1,0 +1,107 @@
+"""The UI's own logic without Kafka: health from task status, throughput from samples, reports, the API's roles."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from controlplane.clusters.models import Cluster
+from controlplane.flows.models import Flow
+from controlplane.ui.choices import Health
+from controlplane.ui.models import FlowSample
+from controlplane.ui.services import reports
+from controlplane.ui.services.health import health, totals
+from controlplane.ui.services.sampling import rate
+from controlplane.ui.staticfinders import PLOTLY_PATH, PlotlyFinder
+
+
+def status(*tasks: dict[str, Any], **flow: Any) -> dict[str, Any]:
+    return {"enabled": True, "paused": False, "controller_error": "", "tasks": list(tasks), **flow}
+
+
+def task(state: str = "RUNNING", live: bool = True, lag: int = 0, **extra: Any) -> dict[str, Any]:
+    partition = {"lag": lag, "latency_p99_ms": 40.0, "record_count": 10}
+    return {"task_id": 0, "state": state, "live": live, "last_error": "", "fault": None, "partitions": [partition],
+            **extra}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("flow_status", "expected"),
+    [
+        (status(task()), Health.HEALTHY),
+        (status(task(lag=50_000)), Health.LAGGING),
+        (status(), Health.STARTING),
+        (status(task(state="PENDING", live=False)), Health.STARTING),
+        (status(task(state="FAILED", last_error="DataLossError: gone")), Health.FAILING),
+        (status(task(fault="target has not acknowledged for 30s")), Health.FAILING),
+        (status(task(), paused=True), Health.PAUSED),
+        (status(task(), enabled=False), Health.DISABLED),
+    ],
+)
+def test_a_flow_is_coloured_by_the_state_of_its_tasks(flow_status: dict[str, Any], expected: Health) -> None:
+    assert health(flow_status) == expected
+
+
+def test_totals_sum_lag_and_take_the_worst_p99() -> None:
+    two = status(task(lag=5), task(lag=7, partitions=[{"lag": 7, "latency_p99_ms": 90.0, "record_count": 3}]))
+    result = totals(two)
+    assert (result.lag, result.latency_p99_ms, result.records) == (12, 90.0, 13)
+
+
+def test_throughput_is_the_record_delta_per_second_and_survives_a_task_restart() -> None:
+    now = timezone.now()
+    previous = FlowSample(at=now - timedelta(seconds=5), records=1000, records_per_second=0.0)
+    assert rate(previous, 1500, now) == 100.0
+    assert rate(previous, 250, now) == 50.0  # the count restarted with a new task
+    assert rate(None, 1500, now) == 0.0
+
+
+def test_reports_show_the_newest_summary_per_job_and_only_rows_about_the_flow(tmp_path: Path, settings: Any) -> None:
+    settings.STATE_DIR = tmp_path
+    for name, flows in (("old", ["a->b"]), ("new", ["a->b", "c->d"])):
+        out = tmp_path / "analytics" / "latency" / name
+        out.mkdir(parents=True)
+        rows = [{"flow": f, "p99_ms": 12} for f in flows]
+        (out / "summary.json").write_text(json.dumps({"job": "latency", "flows": rows, "dead_links": ["a->b"]}))
+    found = reports.latest_for_flow("a->b")
+    assert [r["job"] for r in found] == ["latency"]
+    assert found[0]["rows"] == [{"section": "flows", "flow": "a->b", "p99_ms": 12}]
+    assert found[0]["flagged_in"] == ["dead_links"]
+
+
+def test_plotly_is_served_from_the_installed_package() -> None:
+    path = PlotlyFinder().find(PLOTLY_PATH)
+    assert isinstance(path, str) and path.endswith("plotly.min.js") and Path(path).stat().st_size > 1_000_000
+
+
+@pytest.mark.django_db
+def test_the_dashboard_api_describes_nodes_edges_and_tiles(api: Callable[[str | None], APIClient]) -> None:
+    west = Cluster.objects.create(alias="us-west", bootstrap_servers="127.0.0.1:1")
+    east = Cluster.objects.create(alias="us-east", bootstrap_servers="127.0.0.1:2")
+    Flow.objects.create(source=west, target=east, topics=["orders"], paused=True)
+    body = api("viewer").get("/api/v1/dashboard/").json()
+    assert [n["alias"] for n in body["nodes"]] == ["us-east", "us-west"]
+    assert body["edges"][0]["health"] == "paused" and body["edges"][0]["name"] == "us-west->us-east"
+    assert body["tiles"]["flows"] == 1 and body["tiles"]["unhealthy"] == 0
+    assert api("nobody").get("/api/v1/dashboard/").status_code == 403
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["/", "/clusters/", "/flows/", "/failover/"])
+def test_every_page_needs_a_login(client: Client, path: str) -> None:
+    response = client.get(path)
+    assert response.status_code == 302 and response["Location"].startswith("/login/")
+
+
+@pytest.mark.django_db
+def test_a_user_without_a_role_sees_no_page(client: Client, django_user_model: Any) -> None:
+    client.force_login(django_user_model.objects.create_user("nobody", password="x"))
+    assert client.get("/").status_code == 403

@@ -1,0 +1,59 @@
+"""`python -m replication.localkafka up` / `status` / `down` leaves nothing behind."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from replication.localkafka.cluster import port_open
+from tests.support.kafka import admin
+
+pytestmark = pytest.mark.kafka
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _cli(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "replication.localkafka", "--state-dir", str(state),
+           "--port-base", "39092", "--zk-port-base", "32181", *args]  # fmt: skip
+    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=180, check=False)
+
+
+def _java_pids_for(state: Path) -> list[int]:
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if str(state) in cmdline:
+                pids.append(int(proc.name))
+    return pids
+
+
+def test_up_status_down_leaves_no_process_and_no_port(tmp_path: Path) -> None:
+    state = tmp_path / "lk"
+    up = _cli(state, "up", "--clusters", "alpha,beta")
+    try:
+        assert up.returncode == 0, up.stderr
+        assert up.stdout.splitlines() == ["alpha=127.0.0.1:39092", "beta=127.0.0.1:39093"]
+        assert (state / "state.json").exists()
+        assert len(admin("127.0.0.1:39093").list_topics(timeout=10).brokers) == 1
+        status = _cli(state, "status")
+        assert "alpha=127.0.0.1:39092 broker=ready zookeeper=up" in status.stdout
+        assert len(_java_pids_for(state)) == 4
+    finally:
+        down = _cli(state, "down", "--purge")
+    assert down.returncode == 0, down.stderr
+    assert _java_pids_for(state) == []
+    assert not any(port_open(p) for p in (39092, 39093, 32181, 32182))
+
+
+def test_a_bad_alias_is_an_error_naming_it(tmp_path: Path) -> None:
+    result = _cli(tmp_path, "up", "--clusters", "ok,not ok")
+    assert result.returncode == 1
+    assert "alias: 'not ok'" in result.stderr
+    assert _java_pids_for(tmp_path) == []

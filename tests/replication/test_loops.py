@@ -1,0 +1,30 @@
+"""Loops that the replication policies cannot detect, judged by replication.policy.is_cycle itself."""
+
+from __future__ import annotations
+
+from replication.loops import Edge, undetected_loop
+
+IDENTITY = "IdentityReplicationPolicy"
+
+
+def test_default_policy_loops_are_detected_by_topic_prefixes() -> None:
+    assert undetected_loop([Edge("a", "b")], Edge("b", "a")) is None
+    assert undetected_loop([Edge("a", "b"), Edge("b", "c")], Edge("c", "a")) is None
+
+
+def test_an_identity_flow_anywhere_on_a_loop_makes_it_undetectable() -> None:
+    assert undetected_loop([Edge("a", "b", IDENTITY)], Edge("b", "a")) == ["b", "a", "b"]
+    assert undetected_loop([Edge("a", "b")], Edge("b", "a", IDENTITY)) == ["b", "a", "b"]
+    assert undetected_loop([Edge("a", "b"), Edge("b", "c", IDENTITY)], Edge("c", "a")) == ["c", "a", "b", "c"]
+
+
+def test_differing_separators_hide_the_prefix() -> None:
+    assert undetected_loop([Edge("a", "b", separator="_")], Edge("b", "a")) == ["b", "a", "b"]
+
+
+def test_identity_flows_without_a_loop_are_fine() -> None:
+    assert undetected_loop([Edge("a", "b", IDENTITY), Edge("b", "c", IDENTITY)], Edge("a", "c", IDENTITY)) is None
+
+
+def test_the_flow_being_replaced_is_not_counted_twice() -> None:
+    assert undetected_loop([Edge("a", "b", IDENTITY), Edge("b", "a")], Edge("a", "b")) is None
