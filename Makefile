@@ -59,7 +59,7 @@ kafka-down: install
 clean: kafka-down
 	rm -rf var .pytest_cache .mypy_cache .ruff_cache
 
-# Benchmarks (bench/README.md): Mirrorplane beside Kafka's MirrorMaker on own clusters (49092+), or on running
+# Benchmarks (bench/README.md): Mirrorplane beside Kafka's MirrorMaker on own clusters (21092+), or on running
 # ones given BENCH_CLUSTERS=src=host:port,dst=host:port. `bench` takes ~10 minutes; figures, not pass/fail.
 .PHONY: bench bench-quick
 BENCH_ARGS ?=

@@ -12,8 +12,8 @@ from replication.localkafka import LocalKafka
 from replication.localkafka.dist import KAFKA_DIST_NAME
 
 STATE_DIR = Path("var/bench-kafka")
-BROKER_PORT_BASE = 49092  # away from the dev (19092+) and test (29092+) clusters
-ZK_PORT_BASE = 47181
+BROKER_PORT_BASE = 21092  # away from the dev (19092+) and test (29092+) clusters
+ZK_PORT_BASE = 14181
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ def parse_bench_clusters(value: str) -> tuple[str, str]:
     """'src=host:port,dst=host:port' -> (source, target) bootstrap servers."""
     pairs = dict(item.split("=", 1) for item in value.split(",") if "=" in item)
     if set(pairs) != {"src", "dst"}:
-        raise SystemExit(f"BENCH_CLUSTERS must look like 'src=127.0.0.1:49092,dst=127.0.0.1:49093', got {value!r}")
+        raise SystemExit(f"BENCH_CLUSTERS must look like 'src=127.0.0.1:21092,dst=127.0.0.1:21093', got {value!r}")
     return pairs["src"].strip(), pairs["dst"].strip()
 
 

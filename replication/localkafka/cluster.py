@@ -173,7 +173,9 @@ class LocalCluster:
         while time.monotonic() < deadline:
             if not pid_alive(pid):
                 log = self.spec.data_dir / "logs" / ("zk.out" if probe_name == "zookeeper" else "broker.out")
-                raise LocalKafkaError(f"{self.spec.alias}: {probe_name} exited during start-up; see {log}")
+                raise LocalKafkaError(
+                    f"{self.spec.alias}: {probe_name} exited during start-up; see {log}\n{_tail(log)}"
+                )
             if probe():
                 return
             time.sleep(0.25)
@@ -191,6 +193,15 @@ class LocalCluster:
         if self.owns(pid):
             os.kill(pid, signal.SIGKILL)
         _wait_gone(pid, time.monotonic() + 10)
+
+
+def _tail(log: Path, lines: int = 15) -> str:
+    """The last lines of a JVM's output, so a start-up failure names its cause (e.g. a port in use)."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return "(no output)"
+    return "\n".join(text.splitlines()[-lines:])
 
 
 def _wait_gone(pid: int, deadline: float) -> None:

@@ -50,7 +50,7 @@ def dr_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKafka]:
 
     Started and stopped by the CLI in a small process: right after a fork from this large test process, the
     child's /proc cmdline is still Python's, and LocalKafka would take the JVM for one that exited."""
-    base = int(os.environ.get("MIRRORPLANE_DR_PORT_BASE", "39092"))
+    base = int(os.environ.get("MIRRORPLANE_DR_PORT_BASE", "25092"))
     state = Path(tmp_path_factory.mktemp("drkafka"))
     cli = [sys.executable, "-m", "replication.localkafka", "--state-dir", str(state), "--port-base", str(base),
            "--zk-port-base", str(base - 7000)]  # fmt: skip

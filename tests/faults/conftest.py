@@ -13,7 +13,7 @@ from tests.conftest import fresh_local_kafka
 
 @pytest.fixture(scope="session")
 def fault_kafka() -> Iterator[LocalKafka]:
-    kafka = fresh_local_kafka("fault-kafka", int(os.environ.get("MIRRORPLANE_FAULT_PORT_BASE", "59092")))
+    kafka = fresh_local_kafka("fault-kafka", int(os.environ.get("MIRRORPLANE_FAULT_PORT_BASE", "23092")))
     try:
         kafka.up(["src", "dst"])
         yield kafka

@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _cli(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "replication.localkafka", "--state-dir", str(state),
-           "--port-base", "39092", "--zk-port-base", "32181", *args]  # fmt: skip
+           "--port-base", "27092", "--zk-port-base", "27181", *args]  # fmt: skip
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=180, check=False)
 
 
@@ -39,17 +39,17 @@ def test_up_status_down_leaves_no_process_and_no_port(tmp_path: Path) -> None:
     up = _cli(state, "up", "--clusters", "alpha,beta")
     try:
         assert up.returncode == 0, up.stderr
-        assert up.stdout.splitlines() == ["alpha=127.0.0.1:39092", "beta=127.0.0.1:39093"]
+        assert up.stdout.splitlines() == ["alpha=127.0.0.1:27092", "beta=127.0.0.1:27093"]
         assert (state / "state.json").exists()
-        assert len(admin("127.0.0.1:39093").list_topics(timeout=10).brokers) == 1
+        assert len(admin("127.0.0.1:27093").list_topics(timeout=10).brokers) == 1
         status = _cli(state, "status")
-        assert "alpha=127.0.0.1:39092 broker=ready zookeeper=up" in status.stdout
+        assert "alpha=127.0.0.1:27092 broker=ready zookeeper=up" in status.stdout
         assert len(_java_pids_for(state)) == 4
     finally:
         down = _cli(state, "down", "--purge")
     assert down.returncode == 0, down.stderr
     assert _java_pids_for(state) == []
-    assert not any(port_open(p) for p in (39092, 39093, 32181, 32182))
+    assert not any(port_open(p) for p in (27092, 27093, 27181, 27182))
 
 
 def test_a_bad_alias_is_an_error_naming_it(tmp_path: Path) -> None:
