@@ -33,7 +33,8 @@ test-all: install
 		$(PY) -m pytest $(PYTEST_ARGS)
 
 test-faults: install
-	$(PY) -m pytest -m slow $(PYTEST_ARGS)
+	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) \
+		$(PY) -m pytest -m slow $(PYTEST_ARGS)
 
 test-unit: install
 	$(PY) -m pytest -m "not kafka and not slow" $(PYTEST_ARGS)
