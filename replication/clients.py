@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient
 
 from replication.config import FlowConfig
@@ -89,6 +89,24 @@ def producer_config(flow: FlowConfig, task_id: int) -> dict[str, Any]:
         config["enable.gapless.guarantee"] = True
     config.update(flow.producer_overrides)
     return config
+
+
+def settings_error(settings: Mapping[str, str], logger: logging.Logger) -> str | None:
+    """librdkafka's reason for refusing these client settings (a name or a value), or None if it takes them."""
+    # Without brokers the client never connects: creating it only validates the configuration.
+    config: dict[str, Any] = {
+        k: v for k, v in settings.items() if k not in ("bootstrap.servers", "metadata.broker.list")
+    }
+    if not config:
+        return None
+    config["logger"] = logger
+    try:
+        AdminClient(config)
+    except KafkaException as exc:
+        return str(exc.args[0].str())
+    except (TypeError, ValueError) as exc:  # e.g. a callback setting given a string
+        return str(exc)
+    return None
 
 
 class ClientFactory:

@@ -13,14 +13,16 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Topic
 
 from replication import positions
 from replication.clients import ClientFactory, position_reader_config
+from replication.committing import PositionCommitter
 from replication.config import FlowConfig
-from replication.dataloss import DataLossError, StartPosition, check_start, loss_on_out_of_range
+from replication.dataloss import StartPosition, check_start, loss_on_out_of_range
 from replication.errors import ReplicationError
+from replication.faults import FaultReporter
 from replication.handlers import RecordHandler, load_handler
 from replication.metrics import REGISTRY, MetricsRegistry
 from replication.offsetsyncs import OffsetSyncEmitter
 from replication.producing import BatchProducer
-from replication.runs import PartitionState, Run, TaskListener
+from replication.runs import PartitionState, TaskListener
 from replication.topics import TopicSync
 
 if TYPE_CHECKING:
@@ -75,10 +77,9 @@ class ReplicationTask:
         self.busy_poll_timeout = 0.005
         self._busy = False
         self.stall_seconds = 10.0  # target not acknowledging for this long is reported as a fault
-        self._fault: str | None = None
+        self.faults = FaultReporter(flow, task_id, metrics)
         self._stored: dict[TopicPartitionKey, positions.Position] = {}
         self._next_refresh = self._next_flush = self._next_config_sync = 0.0
-        self._txn_started: float | None = None
         self.listeners: list[TaskListener] = []  # e.g. the offset-sync emitter
         self.offset_syncs: OffsetSyncEmitter | None = None
         self.facts: FactsWriter | None = None  # facts.lake: what this task replicated, for the analytics jobs
@@ -90,12 +91,14 @@ class ReplicationTask:
         self.target_admin = self.clients.admin(flow.target.client)
         self.topic_sync = TopicSync(flow, self.source_admin, self.target_admin)
         self.producer = BatchProducer(self.clients, flow, self.metrics, self.task_id)
-        self.producer.on_run_acked = self._run_acked
         if flow.exactly_once:
             self.producer.producer.init_transactions(60)  # fences any zombie with our transactional.id
         positions.ensure_topic(self.target_admin, self.positions_topic, self.topic_sync.replication_factor)
         self._stored = positions.load(position_reader_config(flow, self.task_id), self.positions_topic)
-        self.consumer = self.clients.consumer(flow, self.task_id, error_cb=self._consumer_fault)
+        self.consumer = self.clients.consumer(flow, self.task_id, error_cb=self.faults.source_error)
+        self.committer = PositionCommitter(flow, self.task_id, self.metrics, self.states, self.listeners,
+                                           self.producer, self.consumer, self.faults, self.positions_topic)  # fmt: skip
+        self.producer.on_run_acked = self.committer.run_acked
         self.target_reader = Consumer(position_reader_config(flow, self.task_id))
         if flow.emit_offset_syncs_enabled:
             self.offset_syncs = OffsetSyncEmitter(flow, self.consumer.position)
@@ -114,8 +117,8 @@ class ReplicationTask:
         positions already stored are behind every acknowledgement, so a restart re-copies a little, loses nothing.
         """
         try:
-            if hasattr(self, "consumer") and self.producer.failure is None:
-                self._store_final_positions()
+            if hasattr(self, "committer") and self.producer.failure is None:
+                self.committer.store_final_positions()
         except (ReplicationError, KafkaException, SystemError) as exc:
             log.warning("%s task %d: positions not stored at close: %s", self.flow.name, self.task_id, exc)
         finally:
@@ -127,14 +130,6 @@ class ReplicationTask:
                 client = getattr(self, name, None)
                 if client is not None:
                     client.close()
-
-    def _store_final_positions(self) -> None:
-        if self.flow.exactly_once:
-            self._commit_transaction()
-        else:
-            self.producer.flush_all()
-            self._store_positions()
-            self.producer.flush_all()
 
     def run(self, stopping: threading.Event) -> None:
         try:
@@ -165,41 +160,20 @@ class ReplicationTask:
         now = self.clock()
         if now >= self._next_refresh:
             self._refresh_or_report()
-        if self.flow.exactly_once and self._txn_started is None:
-            self.producer.producer.begin_transaction()
-            self._txn_started = now
+        if self.flow.exactly_once:
+            self.committer.begin_transaction(now)
         msgs = self.consumer.consume(self.batch_size, self.busy_poll_timeout if self._busy else self.poll_timeout)
         self._busy = bool(msgs)
         if msgs:
             self.producer.replicate(msgs, self.states, self.handler, self._consumer_error)
         self.producer.poll()
         if self.flow.exactly_once:
-            if now - (self._txn_started or now) >= self.flow.transaction_boundary_interval_ms / 1000:
-                self._commit_transaction()
+            self.committer.commit_when_due(now)
         elif now >= self._next_flush:
-            self._store_positions()
+            self.committer.store_positions()
             self._next_flush = now + self.flow.offset_flush_interval_ms / 1000
-            self._check_stall(now)
+            self.faults.check_stall(self.producer, self.stall_seconds)
         return bool(msgs)
-
-    # -- faults: reported while they last -----------------------------------------------------------
-    def _check_stall(self, now: float) -> None:
-        stalled = self.producer.stalled_for(time.monotonic())
-        if stalled >= self.stall_seconds:
-            outstanding = self.producer.outstanding
-            self._set_fault(f"target has not acknowledged for {stalled:.0f}s ({outstanding} runs in flight)")
-
-    def _set_fault(self, fault: str) -> None:
-        if fault != self._fault:
-            log.warning("%s task %d: %s", self.flow.name, self.task_id, fault)
-        self._fault = fault
-        self.metrics.report_fault(self.flow.name, self.task_id, fault)
-
-    def _clear_fault(self) -> None:
-        if self._fault is not None:
-            log.info("%s task %d: recovered from: %s", self.flow.name, self.task_id, self._fault)
-            self._fault = None
-        self.metrics.clear_fault(self.flow.name, self.task_id)
 
     # -- assignment ----------------------------------------------------------------------------------
     def _refresh_or_report(self) -> None:
@@ -208,7 +182,7 @@ class ReplicationTask:
             self.refresh()
         except KafkaException as exc:
             self._next_refresh = self.clock() + 5.0
-            self._set_fault(f"metadata refresh failed: {exc.args[0].str()}")
+            self.faults.report(f"metadata refresh failed: {exc.args[0].str()}")
 
     def refresh(self) -> None:
         """Pick up new matching topics and partitions (no restart), and sync configs and ACLs when due."""
@@ -255,7 +229,7 @@ class ReplicationTask:
     def _add_partition(self, topic: str, partition: int) -> TopicPartition:
         low, high = self._watermarks(topic, partition)
         start = check_start(self.flow, topic, partition, self._stored.get((topic, partition)), low, high)
-        self._raise_or_record(start.loss, topic, partition)
+        self.faults.data_loss(start.loss, topic, partition)
         remote = self.topic_sync.remote_topic(topic)
         if start.offset > low and self._remote_is_empty(remote, partition):
             log.error(
@@ -263,7 +237,7 @@ class ReplicationTask:
                 "the remote topic was deleted or recreated; re-replicating from source offset %d",
                 self.flow.name, self.task_id, remote, partition, start.offset - 1, low,
             )  # fmt: skip
-            self._set_fault(f"remote topic {remote} was recreated; re-replicating from source offset {low}")
+            self.faults.report(f"remote topic {remote} was recreated; re-replicating from source offset {low}")
             start = StartPosition(low)
         state = PartitionState(topic, partition, remote, acked_next=start.offset, stored_next=start.offset, hw=high)
         self.states[(topic, partition)] = state
@@ -286,93 +260,12 @@ class ReplicationTask:
             state = self.states[(topic, partition)]
             low, high = self._watermarks(topic, partition)
             loss = loss_on_out_of_range(self.flow, state, low, high)
-            self._raise_or_record(loss, topic, partition)
+            self.faults.data_loss(loss, topic, partition)
             resume = low if loss is None or loss.resume_at is None else loss.resume_at
             state.acked_next = state.stored_next = resume
             self.consumer.seek(TopicPartition(topic, partition, resume))
             return
-        self._set_fault(f"source: {error.str()}")
-
-    def _consumer_fault(self, err: KafkaError) -> None:
-        self._set_fault(f"source: {err.str()}")
-
-    def _raise_or_record(self, loss: DataLossError | None, topic: str, partition: int) -> None:
-        if loss is None:
-            return
-        self.metrics.add_lost_records(self.flow.name, topic, partition, loss.lost, loss.reason)
-        log.error("%s task %d: DATA LOSS %s", self.flow.name, self.task_id, loss)
-        if self.flow.on_data_loss == "fail":
-            raise loss
-
-    # -- positions -----------------------------------------------------------------------------------
-    def _run_acked(self, run: Run, downstream: int) -> None:
-        for listener in self.listeners:
-            listener.run_acked(run, downstream)
-
-    def _due_positions(self) -> list[tuple[TopicPartitionKey, positions.Position]]:
-        due = []
-        for key, state in self.states.items():
-            state.hw = self.consumer.get_watermark_offsets(TopicPartition(*key), cached=True)[1]
-            if state.hw >= 0:
-                self.metrics.set_lag(self.flow.name, key[0], key[1], max(state.hw - state.acked_next, 0))
-            if state.acked_next != state.stored_next:
-                due.append((key, positions.Position(state.acked_next, max(state.hw, state.acked_next))))
-        return due
-
-    def _store_positions(self) -> None:
-        self.producer.raise_if_failed()
-        due = self._due_positions()
-        positions.write(self.producer.producer, self.positions_topic, due)
-        self._stored_positions(due)
-
-    def _stored_positions(self, due: list[tuple[TopicPartitionKey, positions.Position]]) -> None:
-        if due:
-            self._clear_fault()  # records are flowing end to end again
-        for key, position in due:
-            self.states[key].stored_next = position.next_offset
-            self.metrics.set_position(self.flow.name, key[0], key[1], position.next_offset)
-        for listener in self.listeners:
-            listener.committed()
-
-    def _commit_transaction(self) -> None:
-        """Exactly-once: records and their positions commit together, or neither does."""
-        if self._txn_started is None:
-            return
-        self.producer.raise_if_failed()
-        for state, next_offset in self.producer.consumed_next.items():  # the transaction covers what it produced
-            state.acked_next = max(state.acked_next, next_offset)
-        self.producer.consumed_next.clear()
-        due = self._due_positions()
-        positions.write(self.producer.producer, self.positions_topic, due)
-        try:
-            self.producer.producer.commit_transaction(60)
-        except KafkaException as exc:
-            self._transaction_failed(exc)
-            return
-        finally:
-            self._txn_started = None
-        self._stored_positions(due)
-
-    def _transaction_failed(self, exc: KafkaException) -> None:
-        error: KafkaError = exc.args[0]
-        if error.fatal() or not error.txn_requires_abort():
-            raise ReplicationError(f"{self.flow.name} task {self.task_id}: transaction failed: {error.str()}") from exc
-        log.warning("%s task %d: aborting transaction: %s", self.flow.name, self.task_id, error.str())
-        self.producer.aborting = True
-        try:
-            self.producer.producer.abort_transaction(60)
-        finally:
-            self.producer.aborting = False
-        rewind = []
-        for key, state in self.states.items():
-            state.acked_next = state.stored_next
-            state.inflight, state.pending_next = 0, None
-            rewind.append(TopicPartition(key[0], key[1], state.stored_next))
-        self.producer.consumed_next.clear()
-        self.producer.forget_outstanding()
-        self.consumer.assign(rewind)
-        for listener in self.listeners:
-            listener.aborted()
+        self.faults.report(f"source: {error.str()}")
 
     @property
     def stats(self) -> dict[str, Any]:

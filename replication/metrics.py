@@ -7,71 +7,14 @@ Names follow MM2's `MirrorSourceConnector` metrics (`record-count`, `byte-count`
 
 from __future__ import annotations
 
-import math
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-WINDOW_SECONDS = 60.0
-WINDOW_SAMPLES = 1024
-QUANTILES = ((50, "p50", "0.5"), (95, "p95", "0.95"), (99, "p99", "0.99"))  # percent, snapshot key, label
-_STAT_KEYS = ("min", "max", "avg", "p50", "p95", "p99")
-
-
-class Distribution:
-    """Weighted samples over a sliding window: the last `window_seconds`, and never more than `max_samples`.
-
-    Each sample is one batch's value weighted by its record count. min, max and avg (weighted) cover the window,
-    as MM2's windowed `-min/-max/-avg` do. A percentile is the weighted nearest rank: the smallest sample value
-    at which the cumulative weight, in value order, reaches p% of the window's total weight. `total_count` and
-    `total_sum` never reset (they feed Prometheus `_count`/`_sum`).
-    """
-
-    def __init__(self, window_seconds: float = WINDOW_SECONDS, max_samples: int = WINDOW_SAMPLES) -> None:
-        self.window_seconds = window_seconds
-        self._samples: deque[tuple[float, float, int]] = deque(maxlen=max_samples)  # (time, value, weight)
-        self.total_count = 0
-        self.total_sum = 0.0
-
-    def add(self, now: float, value: float, weight: int) -> None:
-        self._evict(now)
-        self._samples.append((now, value, weight))
-        self.total_count += weight
-        self.total_sum += value * weight
-
-    def _evict(self, now: float) -> None:
-        horizon = now - self.window_seconds
-        while self._samples and self._samples[0][0] <= horizon:
-            self._samples.popleft()
-
-    def stats(self, now: float) -> dict[str, float | None]:
-        """min, max, avg, p50, p95, p99 of the window (None when it is empty), and the cumulative sum and count."""
-        self._evict(now)
-        result: dict[str, float | None] = {"sum": self.total_sum, "count": self.total_count}
-        if not self._samples:
-            return dict.fromkeys(_STAT_KEYS) | result
-        ordered = sorted((value, weight) for _, value, weight in self._samples)
-        total = sum(weight for _, weight in ordered)
-        result |= {
-            "min": ordered[0][0],
-            "max": ordered[-1][0],
-            "avg": sum(value * weight for value, weight in ordered) / total,
-        }
-        for percent, key, _ in QUANTILES:
-            result[key] = _weighted_rank(ordered, total, percent)
-        return result
-
-
-def _weighted_rank(ordered: list[tuple[float, int]], total: int, percent: int) -> float:
-    cumulative = 0
-    for value, weight in ordered:
-        cumulative += weight
-        if cumulative * 100 >= percent * total:  # integers: exact, no float rounding at the boundary
-            return value
-    return ordered[-1][0]
+from replication.distribution import WINDOW_SAMPLES, WINDOW_SECONDS, Distribution
+from replication.prometheus import render_prometheus
 
 
 @dataclass
@@ -242,80 +185,6 @@ def _partition_snapshot(topic: str, partition: int, m: PartitionMetrics, now: fl
         "record-lost-count": m.lost,
         "last-loss-reason": m.last_loss_reason,
     }
-
-
-# -- Prometheus text exposition format 0.0.4 -------------------------------------------------------------------
-_DISTRIBUTIONS = (
-    ("replication-latency-ms", "mirrorplane_replication_latency_ms", "Source record timestamp to target ack, ms"),
-    ("record-age-ms", "mirrorplane_record_age_ms", "Age of a record when the task consumed it, ms"),
-)
-
-
-def render_prometheus(snapshot: dict[str, Any]) -> str:
-    """A `snapshot()` as Prometheus text.
-
-    Distributions are summaries: quantiles over the sliding window (NaN while it is empty), `_sum`/`_count`
-    cumulative, and a separate `_max` gauge over the window (also NaN while empty). Lag appears once it is set.
-    """
-    partitions = [
-        (_labels(("flow", flow), ("topic", p["topic"]), ("partition", p["partition"])), p)
-        for flow, metrics in snapshot["flows"].items()
-        for p in metrics["partitions"].values()
-    ]
-    tasks = [
-        (_labels(("flow", flow), ("task", task)), status)
-        for flow, metrics in snapshot["flows"].items()
-        for task, status in metrics["tasks"].items()
-    ]
-    lines: list[str] = []
-    _family(lines, "mirrorplane_record_count_total", "counter", "Records replicated", _pick(partitions, "record-count"))
-    _family(lines, "mirrorplane_byte_count_total", "counter", "Bytes replicated", _pick(partitions, "byte-count"))
-    for key, name, text in _DISTRIBUTIONS:
-        _summary(lines, name, text, [(labels, p[key]) for labels, p in partitions])
-    lag = "Records in the source not yet replicated (end offset minus replicated position)"
-    _family(lines, "mirrorplane_replication_record_lag", "gauge", lag, _pick(partitions, "replication-record-lag"))
-    lost = "Records that can no longer be replicated (retention gap, topic recreated)"
-    _family(lines, "mirrorplane_record_lost_count_total", "counter", lost, _pick(partitions, "record-lost-count"))
-    up = ((labels, int(status["state"] == "RUNNING")) for labels, status in tasks)
-    _family(lines, "mirrorplane_task_up", "gauge", "1 if the task is RUNNING", up)
-    faulted = ((labels, int(status["fault"] is not None)) for labels, status in tasks)
-    _family(lines, "mirrorplane_task_faulted", "gauge", "1 while the task reports a lasting fault", faulted)
-    return "\n".join(lines) + "\n"
-
-
-def _pick(rows: list[tuple[str, dict[str, Any]]], key: str) -> Iterable[tuple[str, float | None]]:
-    return ((labels, row[key]) for labels, row in rows)
-
-
-def _family(lines: list[str], name: str, kind: str, text: str, samples: Iterable[tuple[str, float | None]]) -> None:
-    lines += (f"# HELP {name} {text}.", f"# TYPE {name} {kind}")
-    lines.extend(f"{name}{{{labels}}} {_number(value)}" for labels, value in samples if value is not None)
-
-
-def _summary(lines: list[str], name: str, text: str, rows: list[tuple[str, dict[str, Any]]]) -> None:
-    lines += (f"# HELP {name} {text}, quantiles over a sliding window.", f"# TYPE {name} summary")
-    for labels, stats in rows:
-        lines.extend(f'{name}{{{labels},quantile="{q}"}} {_number(stats[key])}' for _, key, q in QUANTILES)
-        lines.append(f"{name}_sum{{{labels}}} {_number(stats['sum'])}")
-        lines.append(f"{name}_count{{{labels}}} {_number(stats['count'])}")
-    maxima = ((labels, math.nan if stats["max"] is None else stats["max"]) for labels, stats in rows)
-    _family(lines, f"{name}_max", "gauge", f"{text}, maximum over a sliding window", maxima)
-
-
-def _labels(*pairs: tuple[str, object]) -> str:
-    return ",".join(f'{name}="{_escape(str(value))}"' for name, value in pairs)
-
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def _number(value: float | None) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "NaN"
-    if isinstance(value, float) and math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    return repr(value)
 
 
 REGISTRY = MetricsRegistry()

@@ -17,14 +17,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from os import PathLike
 from typing import Any, get_origin, get_type_hints
 
-from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient
-
+from replication.clients import settings_error
 from replication.config import ClusterConfig, ConfigError, FlowConfig
+from replication.properties import parse_properties, property_line
 
 log = logging.getLogger("replication.mm2config")
 
@@ -73,84 +72,6 @@ REDACTED = "********"
 _SECRET_MARKERS = ("password", "secret", "sasl.jaas.config", "ssl.key")
 _INT = re.compile(r"[+-]?[0-9]+")
 _FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
-_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.?)", re.DOTALL)
-_UNESCAPED = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
-_WHITESPACE = " \t\f"
-
-
-# --- .properties text -------------------------------------------------------------------------------------
-
-
-def parse_properties(text: str) -> dict[str, str]:
-    """Java .properties semantics (separators `=`, `:` or whitespace, `#`/`!` comments, `\\` escapes and line
-    continuation), with values also trimmed on the right. Duplicate keys: the last one wins."""
-    props: dict[str, str] = {}
-    for number, line in _logical_lines(text):
-        key, value = _split_line(line)
-        if not key:
-            raise ConfigError(f"line {number}", "no property name before the value")
-        props[_unescape(key, number)] = _unescape(value, number)
-    return props
-
-
-def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
-    start, parts = 0, list[str]()
-    for number, raw in enumerate(re.split(r"\r\n|\r|\n", text), start=1):
-        line = raw.lstrip(_WHITESPACE)
-        if not parts and (not line or line[0] in "#!"):
-            continue
-        start = start if parts else number
-        continued = (len(line) - len(line.rstrip("\\"))) % 2 == 1
-        parts.append(line[:-1] if continued else line)
-        if not continued:
-            yield start, "".join(parts)
-            parts = []
-    if parts:
-        yield start, "".join(parts)
-
-
-def _split_line(line: str) -> tuple[str, str]:
-    end = 0
-    while end < len(line) and line[end] not in "=:" + _WHITESPACE:
-        end += 2 if line[end] == "\\" else 1
-    end = min(end, len(line))
-    rest = line[end:].lstrip(_WHITESPACE)
-    if rest[:1] in ("=", ":"):
-        rest = rest[1:].lstrip(_WHITESPACE)
-    value = rest.rstrip(_WHITESPACE)
-    if (len(value) - len(value.rstrip("\\"))) % 2 == 1:  # keep an escaped trailing space: `a\ `
-        value = rest[: len(value) + 1]
-    return line[:end], value
-
-
-def _unescape(text: str, number: int) -> str:
-    def replace(match: re.Match[str]) -> str:
-        code = match.group(1)
-        if code.startswith("u") and len(code) == 5:
-            return chr(int(code[1:], 16))
-        if code == "u":
-            raise ConfigError(f"line {number}", "malformed \\uxxxx escape")
-        return _UNESCAPED.get(code, code)
-
-    return _ESCAPE.sub(replace, text)
-
-
-def _escape(text: str, *, key: bool) -> str:
-    out = "".join(_escape_char(c, key) for c in text)
-    if not key:  # leading/trailing spaces would be trimmed away when the file is read back
-        stripped = out.strip(" ")
-        lead, trail = len(out) - len(out.lstrip(" ")), len(out) - len(out.rstrip(" "))
-        out = "\\u0020" * lead + stripped + "\\u0020" * trail if stripped else "\\u0020" * len(out)
-    return out
-
-
-def _escape_char(char: str, key: bool) -> str:
-    named = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\f": "\\f"}
-    if char in named:
-        return named[char]
-    if key and char in "=: #!":
-        return "\\" + char
-    return char if char.isprintable() or ord(char) > 0xFFFF else f"\\u{ord(char):04x}"
 
 
 # --- FlowConfigs from properties ---------------------------------------------------------------------------
@@ -272,31 +193,14 @@ def _convert(name: str, key: str, raw: str) -> Any:
 
 def _check_client(prefix: str, settings: Mapping[str, str]) -> None:
     """Let librdkafka judge names and values, and name the setting it refuses."""
-    error = _client_error(settings)
+    error = settings_error(settings, log)
     if error is None:
         return
     key = next((key for key in sorted(settings, key=len, reverse=True) if key in error), None)
     if key is None:  # librdkafka names an alias by its canonical name (linger.ms -> queue.buffering.max.ms)
-        key = next((key for key in settings if _client_error({key: settings[key]})), None)
+        key = next((key for key in settings if settings_error({key: settings[key]}, log)), None)
     reason = "unknown property" if "No such configuration property" in error else f"refused by librdkafka: {error}"
     raise ConfigError(prefix + key if key else prefix.rstrip("."), reason)
-
-
-def _client_error(settings: Mapping[str, str]) -> str | None:
-    # Without brokers the client never connects: creating it only validates the configuration.
-    config: dict[str, Any] = {
-        k: v for k, v in settings.items() if k not in ("bootstrap.servers", "metadata.broker.list")
-    }
-    if not config:
-        return None
-    config["logger"] = log
-    try:
-        AdminClient(config)
-    except KafkaException as exc:
-        return str(exc.args[0].str())
-    except (TypeError, ValueError) as exc:  # e.g. a callback setting given a string
-        return str(exc)
-    return None
 
 
 # --- properties from FlowConfigs ---------------------------------------------------------------------------
@@ -356,7 +260,7 @@ def _is_secret(setting: str) -> bool:
 
 
 def _line(key: str, value: str, secret: bool = False) -> str:
-    return f"{_escape(key, key=True)} = {_escape(REDACTED if secret else value, key=False)}"
+    return property_line(key, REDACTED if secret else value)
 
 
 def load_file(path: str | PathLike[str]) -> list[FlowConfig]:

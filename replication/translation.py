@@ -4,10 +4,16 @@ Exact from offset syncs whenever they cover the offset. Otherwise (the group is 
 position was never replicated) by record timestamp, as CDAP corrects offsets after a failover: the timestamp of
 the first source record at or after the committed offset, looked up downstream with offsets_for_times. That is
 approximate, so the result says so and names the window that may be re-read or skipped.
+
+The other direction, for a failback: `upstream_position` takes a position in a remote topic back to its origin
+by inverting the offset syncs of the flow that made the copy. It answers the smallest upstream position whose copy
+is at or after the given one (equivalent: everything between is not replicated), or None. MM2 has no such
+translation; it is what makes a failback as exact as the failover.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from confluent_kafka import Consumer, TopicPartition
@@ -16,7 +22,7 @@ from replication.checkpoints import group_offsets
 from replication.config import FlowConfig
 from replication.filters import TopicFilter
 from replication.internaltopics import InternalClients
-from replication.offsetsyncstore import OffsetSyncReader
+from replication.offsetsyncstore import OffsetSyncReader, OffsetSyncStore
 
 SYNC = "sync"
 TIMESTAMP = "timestamp"
@@ -138,3 +144,48 @@ def _window(offset: int, timestamp: int, downstream: int, same_time_end: int, co
             f"there are still being replicated and may be re-read"
         )
     return "; ".join(notes)
+
+
+# -- back to the origin: offset syncs inverted ----------------------------------------------------------------
+_PROBE = 1000  # positions scanned around an epoch boundary, where syncs do not interpolate
+
+
+def upstream_position(store: OffsetSyncStore, topic: str, partition: int, downstream: int) -> int | None:
+    """The smallest upstream position whose copy is at or after ``downstream`` (f is non-decreasing), or None when
+    the syncs do not reach that far or the position precedes the first sync."""
+    coverage = store.coverage(topic, partition)
+    if coverage is None:
+        return None
+    lo, hi = coverage
+
+    def f(position: int) -> int | None:
+        return store.translate(topic, partition, position)
+
+    top, bottom = f(hi), f(lo)
+    if top is None or bottom is None or top < downstream or bottom > downstream:
+        return None
+    if bottom == downstream:
+        return lo
+    # Invariant: f(lo) < downstream <= f(hi).
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        value = _defined(f, mid, lo, hi)
+        if value is None:
+            return None
+        position, result = value
+        if result < downstream:
+            lo = position
+        else:
+            hi = position
+    return hi
+
+
+def _defined(f: Callable[[int], int | None], mid: int, lo: int, hi: int) -> tuple[int, int] | None:
+    """f at mid, or at the nearest position inside (lo, hi) where syncs answer (they do not across epochs)."""
+    for step in range(_PROBE):
+        for position in (mid - step, mid + step):
+            if lo < position < hi:
+                value = f(position)
+                if value is not None:
+                    return position, value
+    return None

@@ -20,7 +20,8 @@ from controlplane.flows.api.serializers import FlowSerializer
 from controlplane.flows.models import Flow
 from controlplane.flows.services import FLOW_PROPERTY_FIELDS, flow_config
 from replication.config import ClusterConfig, ConfigError, FlowConfig
-from replication.mm2config import REDACTED, dump_flows, load_flows, parse_properties
+from replication.mm2config import REDACTED, dump_flows, load_flows
+from replication.properties import parse_properties
 
 M = TypeVar("M", Cluster, Flow)
 # librdkafka client setting -> Cluster field

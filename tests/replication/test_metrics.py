@@ -5,7 +5,8 @@ import threading
 
 import pytest
 
-from replication.metrics import REGISTRY, Distribution, MetricsRegistry
+from replication.distribution import Distribution
+from replication.metrics import REGISTRY, MetricsRegistry
 
 
 class FakeClock:

@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from replication.config import ClusterConfig, ConfigError, FlowConfig
-from replication.mm2config import dump_flows, load_file, load_flows, parse_properties
+from replication.mm2config import dump_flows, load_file, load_flows
+from replication.properties import parse_properties
 
 WEST = ClusterConfig("us-west", {"bootstrap.servers": "host1:9092"})
 EAST = ClusterConfig("us-east", {"bootstrap.servers": "host2:9092"})

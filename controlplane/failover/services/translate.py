@@ -4,9 +4,9 @@ Two directions, both exact when offset syncs cover the position:
 - forward: a topic the flow source->target replicates; replication/'s OffsetTranslator gives the downstream
   offset and how it was derived (sync: exact; timestamp: approximate, with the window at risk).
 - back to its origin: a remote topic that came from the target (``us-west.orders`` in us-east, failing back to
-  us-west). The offset syncs of the flow target->source describe that copy; the plan inverts them: the smallest
-  upstream position whose copy is at or after the group's position (equivalent: everything between is not
-  replicated). MM2 has no such translation; it is what makes a failback as exact as the failover.
+  us-west). The offset syncs of the flow target->source describe that copy; the plan inverts them with
+  replication/'s upstream_position: the smallest upstream position whose copy is at or after the group's position
+  (equivalent: everything between is not replicated). It is what makes a failback as exact as the failover.
 When the source cannot be read (unplanned), the plan is the group's last checkpoint in the target.
 """
 
@@ -18,15 +18,14 @@ from typing import Any
 
 from replication.config import FlowConfig
 from replication.filters import TopicFilter
-from replication.offsetsyncstore import OffsetSyncReader, OffsetSyncStore
+from replication.offsetsyncstore import OffsetSyncReader
 from replication.records import Checkpoint
-from replication.translation import SYNC, OffsetTranslator
+from replication.translation import SYNC, OffsetTranslator, upstream_position
 
 Partition = tuple[str, int]
 INVERSE = "sync-inverse"
 CHECKPOINT = "checkpoint"
 NONE = "none"
-_PROBE = 1000  # positions scanned around an epoch boundary, where syncs do not interpolate
 
 
 @dataclass(frozen=True)
@@ -99,47 +98,6 @@ class Planner:
                     f"{topic}: it was not replicated from {origin}, or replication has not reached it")  # fmt: skip
             return PartitionPlan(group, topic, partition, offset, origin, None, INVERSE, False, note)
         return PartitionPlan(group, topic, partition, offset, origin, found, INVERSE, True, "", 0, 0)
-
-
-def upstream_position(store: OffsetSyncStore, topic: str, partition: int, downstream: int) -> int | None:
-    """The smallest upstream position whose copy is at or after ``downstream`` (f is non-decreasing), or None when
-    the syncs do not reach that far or the position precedes the first sync."""
-    coverage = store.coverage(topic, partition)
-    if coverage is None:
-        return None
-    lo, hi = coverage
-
-    def f(position: int) -> int | None:
-        return store.translate(topic, partition, position)
-
-    top, bottom = f(hi), f(lo)
-    if top is None or bottom is None or top < downstream or bottom > downstream:
-        return None
-    if bottom == downstream:
-        return lo
-    # Invariant: f(lo) < downstream <= f(hi).
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        value = _defined(f, mid, lo, hi)
-        if value is None:
-            return None
-        position, result = value
-        if result < downstream:
-            lo = position
-        else:
-            hi = position
-    return hi
-
-
-def _defined(f: Any, mid: int, lo: int, hi: int) -> tuple[int, int] | None:
-    """f at mid, or at the nearest position inside (lo, hi) where syncs answer (they do not across epochs)."""
-    for step in range(_PROBE):
-        for position in (mid - step, mid + step):
-            if lo < position < hi:
-                value = f(position)
-                if value is not None:
-                    return position, value
-    return None
 
 
 def from_checkpoints(group: str, checkpoints: dict[Partition, Checkpoint], upstream_topic: Any) -> list[PartitionPlan]:

@@ -7,7 +7,7 @@ from typing import Any
 from controlplane.flows.models import Flow
 from controlplane.orchestration.models import FlowPlan, TaskAssignment
 from controlplane.orchestration.services import leases
-from replication.metrics import render_prometheus
+from replication.prometheus import render_prometheus
 
 
 def flow_status(flow: Flow) -> dict[str, Any]:

@@ -13,7 +13,8 @@ from controlplane.audit.models import AuditRecord
 from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from replication.config import ClusterConfig, FlowConfig
-from replication.mm2config import load_flows, parse_properties
+from replication.mm2config import load_flows
+from replication.properties import parse_properties
 
 Api = Callable[[str | None], APIClient]
 
