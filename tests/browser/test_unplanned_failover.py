@@ -78,6 +78,13 @@ def checkpointed(target: Cluster, group: str, committed: int) -> bool:
     return sum(cp.upstream_offset for cp in latest.values()) >= committed
 
 
+def fresh_heartbeat(cluster: Cluster, topic: str) -> bool:
+    try:
+        return readers.newest_heartbeat(cluster_config(cluster), topic) is not None
+    except Exception:  # the cluster is still coming back
+        return False
+
+
 def by_partition(bootstrap: str, topic: str) -> Values:
     values: Values = {p: [] for p in range(PARTITIONS)}
     for msg in sorted(consume_to_end(bootstrap, topic, PARTITIONS), key=lambda m: (m.partition(), m.offset())):
@@ -136,6 +143,9 @@ def test_an_unplanned_failover_reports_its_rpo_and_then_fails_back_exactly(
     dr_kafka.restart_broker(DR)
     reverse = Flow.objects.get(source=target, target=source)
     wait_until(lambda: healthy(forward) and healthy(reverse), timeout=180, interval=1, what="both flows healthy")
+    # The reverse flow's first heartbeats create us-east's `heartbeats`, which it then replicates: until one
+    # arrives, the failback's pre-flight rightly fails its heartbeat check. An operator waits for it; so do we.
+    wait_until(lambda: fresh_heartbeat(source, "us-east.heartbeats"), timeout=60, interval=1, what="a heartbeat back")
     moved_on = consume_and_commit(east, group, remote, 200)
     plan(page, live_server.url, group, "us-east", ALIAS, "failback")
     start(page)

@@ -9,6 +9,7 @@ import pytest
 
 from replication.localkafka import LocalKafka
 from tests.conftest import fresh_local_kafka
+from tests.support.kafka import admin, create_topic, unique_topic, wait_until
 
 
 @pytest.fixture(scope="session")
@@ -26,4 +27,19 @@ def fault_clusters(fault_kafka: LocalKafka) -> dict[str, str]:
     """src and dst, with both brokers running (restarted if an earlier scenario left one down)."""
     for alias in ("src", "dst"):
         fault_kafka.restart_broker(alias)
-    return fault_kafka.bootstraps()
+    clusters = fault_kafka.bootstraps()
+    for bootstrap in clusters.values():
+        # A broker frozen past its ZooKeeper session answers metadata calls before it can write to ZooKeeper
+        # again (topic creation fails with "Session expired" for a while): wait until a topic can be created.
+        wait_until(lambda b=bootstrap: _creates_topics(b), timeout=90, interval=1, what=f"{bootstrap} writable")
+    return clusters
+
+
+def _creates_topics(bootstrap: str) -> bool:
+    topic = unique_topic("probe")
+    try:
+        create_topic(bootstrap, topic, 1)
+    except Exception:
+        return False
+    admin(bootstrap).delete_topics([topic])[topic].result(timeout=30)
+    return True

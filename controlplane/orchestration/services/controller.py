@@ -106,12 +106,18 @@ def _store(flow: Flow, plan: dict[int, list[tuple[str, int]]]) -> None:
 
 
 def _dispatch(flow: Flow) -> list[int]:
-    """Queue a runner for every assignment with work and no live lease (not too often, and not after data loss)."""
+    """Queue a runner for every assignment with work and no live lease (not too often, and not after data loss).
+
+    Task 0 runs even with no partitions: it emits the flow's heartbeats and checkpoints. A flow whose source has
+    no matching topic yet (a failback flow, say) still needs its heartbeats, which create the source's
+    `heartbeats` topic, which in turn the flow replicates, as in MM2."""
     from controlplane.orchestration.tasks import run_assignment
 
     now = timezone.now()
     dispatched = []
-    for assignment in flow.assignments.exclude(partitions=[]):
+    for assignment in flow.assignments.all():
+        if assignment.task_id != 0 and not assignment.partitions:
+            continue
         if leases.holds_live_lease(assignment) or not _may_dispatch(assignment, now):
             continue
         TaskAssignment.objects.filter(pk=assignment.pk).update(dispatched_at=now)

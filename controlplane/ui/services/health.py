@@ -54,7 +54,8 @@ def health(status: dict[str, Any], flow_totals: FlowTotals | None = None) -> Hea
     flow_totals = flow_totals or totals(status)
     if flow_totals.errors:
         return Health.FAILING
-    tasks = status.get("tasks", [])
+    # Task 0 always runs (it emits heartbeats and checkpoints); other tasks without partitions are idle.
+    tasks = [t for t in status.get("tasks", []) if t.get("task_id") == 0 or t.get("desired_partitions")]
     if not tasks or any(t.get("state") != TaskState.RUNNING or not t.get("live") for t in tasks):
         return Health.STARTING
     if flow_totals.lag is not None and flow_totals.lag > LAGGING_RECORDS:

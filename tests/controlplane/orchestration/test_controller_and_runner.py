@@ -120,3 +120,41 @@ def test_topic_config_and_acl_sync_runs_as_a_periodic_job_at_the_flow_interval(
     client = admin(kafka_clusters["backup"])
     resource = ConfigResource(ResourceType.TOPIC, f"us-west.{topic}")
     assert client.describe_configs([resource])[resource].result(timeout=10)["retention.ms"].value == "5400000"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_task_0_runs_with_no_partitions_and_emits_the_flows_heartbeats(
+    kafka_clusters: dict[str, str], settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failback flow's source often has no matching topic yet. Its task 0 must still run: it emits the
+    heartbeats that create the source's `heartbeats` topic, which the flow then replicates (as in MM2)."""
+    from controlplane.orchestration.services.status import flow_status
+    from controlplane.ui.services.health import health
+    from replication.records import Heartbeat
+
+    settings.MIRRORPLANE_LEASE_SECONDS = 3
+    alias = unique_topic("hbsrc")  # a new alias: its heartbeats are new whatever `heartbeats` already holds
+    clusters = {alias: kafka_clusters["us-east"], "backup": kafka_clusters["backup"]}
+    obj = flow(clusters, alias, "backup", unique_topic("nothing-matches"), tasks_max=2,
+               emit_heartbeats_enabled=True, emit_heartbeats_interval_seconds=1)  # fmt: skip
+    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row: [])  # nothing to replicate yet
+    dispatched = controller.reconcile(obj)
+    task0 = TaskAssignment.objects.get(flow=obj, task_id=0)
+    assert task0.partitions == [] and dispatched == [task0.pk], "task 0 only: task 1 has no work and no emitters"
+
+    def beats() -> list[Heartbeat]:
+        records = consume_to_end(clusters[alias], "heartbeats", 1)
+        found = [Heartbeat.from_bytes(m.key(), m.value()) for m in records]
+        return [b for b in found if (b.source_cluster_alias, b.target_cluster_alias) == (alias, "backup")]
+
+    with _running(task0.pk, "worker-hb"):
+        wait_until(lambda: _safe(beats), timeout=60, interval=0.5, what="a heartbeat of the flow in its source")
+        wait_until(lambda: health(flow_status(obj)) == "healthy", timeout=30, what="the flow healthy")
+    assert TaskAssignment.objects.get(pk=task0.pk).reported_partitions == []
+
+
+def _safe(probe: Any) -> Any:
+    try:
+        return probe()
+    except Exception:  # `heartbeats` does not exist until the first heartbeat creates it
+        return None

@@ -40,6 +40,11 @@ def task(state: str = "RUNNING", live: bool = True, lag: int = 0, **extra: Any) 
         (status(task(lag=50_000)), Health.LAGGING),
         (status(), Health.STARTING),
         (status(task(state="PENDING", live=False)), Health.STARTING),
+        # An idle task (no partitions, not task 0) is never started and does not hold the flow back...
+        (status(task(), task(state="PENDING", live=False, task_id=1, desired_partitions=[])), Health.HEALTHY),
+        # ... but a task with partitions must run, and so must task 0, which emits heartbeats and checkpoints.
+        (status(task(), task(state="PENDING", live=False, task_id=1, desired_partitions=[["t", 0]])), Health.STARTING),
+        (status(task(state="PENDING", live=False, desired_partitions=[])), Health.STARTING),
         (status(task(state="FAILED", last_error="DataLossError: gone")), Health.FAILING),
         (status(task(fault="target has not acknowledged for 30s")), Health.FAILING),
         (status(task(), paused=True), Health.PAUSED),
