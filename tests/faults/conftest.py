@@ -36,10 +36,10 @@ def fault_clusters(fault_kafka: LocalKafka) -> dict[str, str]:
 
 
 def _creates_topics(bootstrap: str) -> bool:
-    topic = unique_topic("probe")
+    topic, client = unique_topic("probe"), admin(bootstrap)  # keep the client: its futures die with it
     try:
         create_topic(bootstrap, topic, 1)
+        client.delete_topics([topic])[topic].result(timeout=30)
     except Exception:
         return False
-    admin(bootstrap).delete_topics([topic])[topic].result(timeout=30)
     return True
