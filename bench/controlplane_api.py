@@ -105,6 +105,8 @@ def main() -> int:
     print(f"{args.clusters} clusters, {len(flow_ids)} flows, {args.requests} requests per endpoint")
     _report("GET /api/v1/clusters/", _time(client, ["/api/v1/clusters/"] * args.requests))
     _report("GET /api/v1/flows/", _time(client, ["/api/v1/flows/"] * args.requests))
+    pages = [f"/api/v1/flows/?limit=50&offset={random.randrange(0, len(flow_ids), 50)}" for _ in range(args.requests)]
+    _report("GET /api/v1/flows/?limit=50", _time(client, pages))
     status_urls = [f"/api/v1/flows/{random.choice(flow_ids)}/status/" for _ in range(args.requests)]
     _report("GET /api/v1/flows/{id}/status/", _time(client, status_urls))
     return 0

@@ -22,6 +22,7 @@ from controlplane.clusters.api.serializers import (
     UpstreamClustersSerializer,
 )
 from controlplane.clusters.models import Cluster
+from controlplane.core.pagination import OptInLimitOffsetPagination
 
 _CHECK_RESPONSES = {
     200: ConnectivitySerializer,
@@ -30,8 +31,9 @@ _CHECK_RESPONSES = {
 
 
 class ClusterViewSet(AuditedModelViewSet[Cluster]):
-    queryset = Cluster.objects.all()
+    queryset = Cluster.objects.order_by("pk")
     serializer_class = ClusterSerializer
+    pagination_class = OptInLimitOffsetPagination
     audit_name = "cluster"
     operator_actions = ("check", "check_unsaved")
 

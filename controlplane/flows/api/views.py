@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from controlplane.audit.api.viewsets import AuditedModelViewSet
 from controlplane.audit.services import snapshot
 from controlplane.clusters.api.serializers import ClusterSerializer
+from controlplane.core.pagination import OptInLimitOffsetPagination
 from controlplane.flows import mm2, offsets, services
 from controlplane.flows.api.parsers import PlainTextParser
 from controlplane.flows.api.serializers import (
@@ -32,8 +33,9 @@ from controlplane.flows.models import Flow
 
 
 class FlowViewSet(AuditedModelViewSet[Flow]):
-    queryset = Flow.objects.select_related("source", "target")
+    queryset = Flow.objects.select_related("source", "target").order_by("pk")
     serializer_class = FlowSerializer
+    pagination_class = OptInLimitOffsetPagination
     audit_name = "flow"
     operator_actions = ("pause", "resume", "restart")
 

@@ -180,3 +180,16 @@ def test_status_lists_the_flows_tasks_for_a_viewer(api: Api) -> None:
     response = api("viewer").get(f"/api/v1/flows/{existing.pk}/status/")
     assert response.status_code == 200
     assert response.json()["tasks"] == []
+
+
+@pytest.mark.django_db
+def test_the_flow_list_pages_with_limit_and_offset_and_stays_a_plain_list_without(api: Api) -> None:
+    made = [flow(f"src-{n}", "sink").pk for n in range(5)]
+    client = api("viewer")
+    plain = client.get("/api/v1/flows/").json()
+    assert [f["id"] for f in plain] == made
+    page = client.get("/api/v1/flows/?limit=2&offset=1").json()
+    assert (page["count"], [f["id"] for f in page["results"]]) == (5, made[1:3])
+    assert page["next"].endswith("limit=2&offset=3") and page["previous"] is not None
+    assert client.get("/api/v1/flows/?limit=5000").json()["count"] == 5  # capped at max_limit, never an error
+    assert client.get("/api/v1/clusters/?limit=1").json()["count"] == 6
