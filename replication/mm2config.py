@@ -163,13 +163,20 @@ def _build_flow(
     _check_client(f"{source}->{target}.consumer.", flow.consumer)
     merged = {**everywhere.props, **flow.props}  # the flow's own setting wins
     fields = {_FIELD_OF[name]: _convert(name, key, raw) for name, (key, raw) in merged.items()}
-    return FlowConfig(
-        **{**fields, "enabled": enabled},
-        source=ClusterConfig(source, dict(clusters[source].client)),
-        target=ClusterConfig(target, dict(clusters[target].client)),
-        producer_overrides={**clusters[target].producer, **flow.producer},
-        consumer_overrides={**clusters[source].consumer, **flow.consumer},
-    )
+    try:
+        return FlowConfig(
+            **{**fields, "enabled": enabled},
+            source=ClusterConfig(source, dict(clusters[source].client)),
+            target=ClusterConfig(target, dict(clusters[target].client)),
+            producer_overrides={**clusters[target].producer, **flow.producer},
+            consumer_overrides={**clusters[source].consumer, **flow.consumer},
+        )
+    except ConfigError as exc:
+        # FlowConfig names the property canonically (`topics`); name it as the file wrote it (`a->b.topics`),
+        # or two flows of one file could not be told apart.
+        if exc.property_name not in merged:
+            raise
+        raise ConfigError(merged[exc.property_name][0], exc.reason) from None
 
 
 def _convert(name: str, key: str, raw: str) -> Any:

@@ -272,8 +272,18 @@ def test_clusters_is_required(clusters: str) -> None:
     assert config_error(clusters + "a.bootstrap.servers = h:1").property_name == "clusters"
 
 
-def test_an_invalid_regex_names_topics() -> None:
-    assert config_error(TWO_CLUSTERS + "us-west->us-east.topics = orders, [").property_name == "topics"
+def test_an_invalid_regex_names_the_property_as_written() -> None:
+    error = config_error(TWO_CLUSTERS + "us-west->us-east.topics = orders, [")
+    assert error.property_name == "us-west->us-east.topics"
+    assert str(error).startswith("us-west->us-east.topics: invalid regular expression '['")
+    assert config_error(TWO_CLUSTERS + "topics = [\nus-west->us-east.enabled = true").property_name == "topics"
+
+
+def test_a_value_flowconfig_refuses_is_named_as_written() -> None:
+    text = TWO_CLUSTERS + "us-west->us-east.enabled = true\nus-west->us-east.tasks.max = 0"
+    assert config_error(text).property_name == "us-west->us-east.tasks.max"
+    text = TWO_CLUSTERS + "us-west->us-east.topics.blacklist = ["
+    assert config_error(text).property_name == "us-west->us-east.topics.blacklist"
 
 
 def test_a_flow_from_a_cluster_to_itself_is_refused() -> None:

@@ -116,6 +116,7 @@ async function refresh() {
       drawn = true;
     }
     graph.dataset.edges = JSON.stringify(data.edges.map((e) => ({ name: e.name, health: e.health, rps: e.records_per_second })));
+    graph.dataset.hops = JSON.stringify(data.hops);
     updated.textContent = `live · updated ${new Date().toLocaleTimeString("en-GB")}`;
     updated.classList.remove("stale");
   } catch (error) {

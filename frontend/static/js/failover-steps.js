@@ -125,16 +125,18 @@ export function apply(f, run, operator) {
 export function verify(f, run, operator) {
   const r = result(f, "verify");
   const body = [el("p", { class: "muted" }, `Read the committed offsets back from ${f.target}.`)];
-  if (r.rows) body.push(verifyTable(r.rows));
+  if (r.rows) body.push(verifyTable(r.rows, f.dry_run));
   body.push(errorOf(r));
   if (operator) body.push(el("div", { class: "formactions" }, button("Read back the offsets", () => run("verify", {}))));
   return body;
 }
 
-function verifyTable(rows) {
-  return tableOf(["Group", "Partition", { label: "Written", num: true }, { label: "Committed on target", num: true }, ""],
+// A dry run wrote nothing, so there is nothing to match: say so rather than show "match" next to no offset.
+function verifyTable(rows, dryRun) {
+  const state = (v) => (dryRun ? badge("info", "not written: dry run") : badge(v.match ? "pass" : "fail", v.match ? "match" : "differs"));
+  return tableOf(["Group", "Partition", { label: dryRun ? "Would write" : "Written", num: true }, { label: "Committed on target", num: true }, ""],
     rows.map((v) => el("tr", {}, el("td", { class: "mono" }, v.group), el("td", { class: "mono" }, `${v.topic}-${v.partition}`),
-      el("td", { class: "num" }, number(v.expected)), el("td", { class: "num" }, number(v.committed)), el("td", {}, badge(v.match ? "pass" : "fail", v.match ? "match" : "differs")))));
+      el("td", { class: "num" }, number(v.expected)), el("td", { class: "num" }, number(v.committed)), el("td", {}, state(v)))));
 }
 
 export function failback(f, run, operator) {
@@ -151,7 +153,8 @@ export function done(f) {
   const c = result(f, "checkpoint"), v = result(f, "verify"), b = result(f, "failback");
   return [alert("ok", `${f.dry_run ? "Dry run complete: nothing was changed." : "Failover complete."} ${f.groups.join(", ")} ${f.dry_run ? "would resume" : "resume"} on ${f.target}.`),
     el("dl", { class: "kv" }, el("dt", {}, "RPO"), el("dd", { id: "rpo" }, rpo(c.rpo)),
-      el("dt", {}, "Flow back"), el("dd", {}, b.skipped ? "not set up" : b.name ? el("a", { href: `/flows/${b.flow}/` }, b.name) : b.would_create || "–")),
-    v.rows ? verifyTable(v.rows) : null,
+      el("dt", {}, "Flow back"), el("dd", {}, b.skipped ? "not set up" : b.name ? el("a", { href: `/flows/${b.flow}/` }, b.name)
+        : b.would_create ? `${b.would_create} (not created: dry run)` : "–")),
+    v.rows ? verifyTable(v.rows, f.dry_run) : null,
     el("h3", { style: "margin-top:1rem" }, "Consumer switch checklist"), el("ol", { class: "checklist" }, (v.checklist || []).map((item) => el("li", {}, item)))];
 }

@@ -1,0 +1,81 @@
+"""The MM2 import page: a valid mm2.properties creates its clusters and flow, shown in the result; a bad file
+shows an error naming the property as written, and saves nothing at all."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+from pytest_django.live_server_helper import LiveServer
+
+from controlplane.audit.models import AuditRecord
+from controlplane.clusters.models import Cluster
+from controlplane.flows.models import Flow
+from tests.browser.conftest import log_in, make_user, shoot
+
+pytestmark = [pytest.mark.kafka, pytest.mark.django_db(transaction=True)]
+
+
+def mm2_file(kafka_clusters: dict[str, str], west: str, east: str, *extra: str) -> str:
+    return "\n".join([
+        "# ported from MirrorMaker 2",
+        f"clusters = {west}, {east}",
+        f"{west}.bootstrap.servers = {kafka_clusters['us-west']}",
+        f"{east}.bootstrap.servers = {kafka_clusters['us-east']}",
+        f"{west}->{east}.enabled = true",
+        f"{west}->{east}.topics = orders.*, payments",
+        *extra,
+    ])  # fmt: skip
+
+
+def import_text(page: Page, text: str) -> None:
+    page.fill("#f-properties", text)
+    page.get_by_role("button", name="Import").click()
+
+
+def saved() -> tuple[list[tuple[str, str]], list[str], int]:
+    clusters = sorted(Cluster.objects.values_list("alias", "bootstrap_servers"))
+    return clusters, [f.name for f in Flow.objects.select_related("source", "target")], AuditRecord.objects.count()
+
+
+def test_an_mm2_file_creates_its_clusters_and_flow_and_a_bad_one_saves_nothing(
+    page: Page, live_server: LiveServer, kafka_clusters: dict[str, str]
+) -> None:
+    make_user("ada", "admin")
+    log_in(page, live_server.url, "ada")
+    page.goto(f"{live_server.url}/flows/")
+    page.get_by_role("link", name="Import MM2 properties").click()
+    page.wait_for_url(f"{live_server.url}/flows/import/")
+
+    import_text(page, mm2_file(kafka_clusters, "imp-west", "imp-east"))
+    expect(page.locator("#result .alert.ok")).to_have_text("Imported 2 clusters and 1 flow.")
+    expect(page.locator("#imported-clusters li")).to_have_text(["imp-west", "imp-east"])
+    flow = Flow.objects.select_related("source", "target").get()
+    expect(page.get_by_role("link", name="imp-west->imp-east")).to_have_attribute("href", f"/flows/{flow.pk}/")
+    shoot(page, "flow-import")
+    bootstraps = [("imp-east", kafka_clusters["us-east"]), ("imp-west", kafka_clusters["us-west"])]
+    assert sorted(Cluster.objects.values_list("alias", "bootstrap_servers")) == bootstraps
+    assert (flow.source.alias, flow.target.alias, flow.enabled) == ("imp-west", "imp-east", True)
+    assert flow.topics == ["orders.*", "payments"]
+    before = saved()
+
+    def bad_file(line: str) -> str:
+        return mm2_file(kafka_clusters, "new-west", "new-east", line)
+
+    bad = {
+        # an invalid value of one flow, named with its flow as the file writes it
+        "new-west->new-east.topics": bad_file("new-west->new-east.topics = ord[("),
+        # a flow from a cluster the file does not define
+        "nowhere->new-east.enabled": bad_file("nowhere->new-east.enabled = true"),
+        # refused only after new-west was created inside the import's transaction: it must be rolled back
+        "new-east.client.id": bad_file("new-east.client.id = mm2"),
+    }
+    for name, text in bad.items():
+        import_text(page, text)
+        errors = page.locator('[data-errors-for="properties"]')
+        expect(errors).to_contain_text(re.compile(rf"^{re.escape(name)}: "))
+        expect(page.locator('.field[data-field="properties"]')).to_have_class(re.compile(r"\binvalid\b"))
+        expect(page.locator("#result")).to_have_text("Nothing was imported.")
+        assert saved() == before, name
+    shoot(page, "flow-import-error")
