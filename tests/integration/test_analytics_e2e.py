@@ -69,7 +69,7 @@ def test_a_chain_replicated_by_the_engine_gives_its_hops_latency_and_a_complete_
     topic, lake = unique_topic("chain"), str(tmp_path / "lake")
     since = datetime.now(UTC) - timedelta(seconds=1)
     create_topic(clusters[a], topic, partitions=4)
-    produce_known(clusters[a], topic, partitions=4, count=RECORDS)
+    produce_known(clusters[a], topic, partitions=4, count=RECORDS, timestamp_step_ms=0)  # no future timestamps
     _emit_heartbeats(clusters[a], a, b)
     # Both ways of turning facts on: the facts.lake property (the engine attaches and closes the writer) ...
     ab = new_task(make_flow(clusters, a, b, f"{topic}|{HEARTBEATS_TOPIC}", facts_lake=lake))
