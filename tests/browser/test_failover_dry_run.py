@@ -17,7 +17,7 @@ from controlplane.failover.services.readers import newest_heartbeat
 from controlplane.flows.models import Flow
 from controlplane.flows.services import cluster_config
 from tests.browser.conftest import log_in, make_user, shoot
-from tests.browser.wizard import at_step, checkpoint_to_apply, fence, healthy, plan, preflight, start
+from tests.browser.wizard import at_step, checkpoint_to_apply, failover_flow, fence, healthy, plan, preflight, start
 from tests.support.celery import Processes, start_celery
 from tests.support.failover import committed, consume_and_commit
 from tests.support.kafka import admin, create_topic, end_offsets, topic_partitions, unique_topic, wait_until
@@ -43,11 +43,7 @@ def test_a_dry_run_goes_through_every_step_and_changes_nothing(
     create_topic(west, topic, partitions=PARTITIONS)
     produce_known(west, topic, PARTITIONS, RECORDS)  # and no more: the producers have stopped
     clusters = {a: Cluster.objects.create(alias=a, bootstrap_servers=kafka_clusters[a]) for a in ("us-west", "us-east")}
-    flow = Flow.objects.create(
-        source=clusters["us-west"], target=clusters["us-east"], topics=[topic], groups=[f"{group}.*"],
-        refresh_topics_interval_seconds=2, refresh_groups_interval_seconds=2, offset_flush_interval_ms=200,
-        emit_checkpoints_interval_seconds=1, emit_heartbeats_interval_seconds=1,
-    )  # fmt: skip
+    flow = failover_flow(clusters["us-west"], clusters["us-east"], topic, f"{group}.*")
     start_celery(celery_env, celery_processes, tmp_path, "w1", "beat", concurrency=4)
     consume_and_commit(west, group, topic, RECORDS * 3 // 4)  # a position in every partition
     remote = f"us-west.{topic}"

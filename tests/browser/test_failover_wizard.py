@@ -17,6 +17,7 @@ from tests.browser.wizard import (
     apply_verify_failback,
     at_step,
     checkpoint_to_apply,
+    failover_flow,
     fence,
     healthy,
     plan,
@@ -31,14 +32,6 @@ pytestmark = [pytest.mark.kafka, pytest.mark.django_db(transaction=True)]
 PARTITIONS = 2
 
 
-def make_flow(source: Cluster, target: Cluster, topic: str, groups: str) -> Flow:
-    return Flow.objects.create(
-        source=source, target=target, topics=[topic], groups=[groups], refresh_topics_interval_seconds=2,
-        refresh_groups_interval_seconds=2, offset_flush_interval_ms=200, emit_checkpoints_interval_seconds=1,
-        emit_heartbeats_interval_seconds=1,
-    )  # fmt: skip
-
-
 def test_a_planned_failover_through_the_wizard_is_exact_and_survives_a_reload(
     page: Page, live_server: LiveServer, kafka_clusters: dict[str, str], celery_env: dict[str, str],
     celery_processes: Processes, tmp_path: Path,
@@ -47,7 +40,7 @@ def test_a_planned_failover_through_the_wizard_is_exact_and_survives_a_reload(
     west, east = kafka_clusters["us-west"], kafka_clusters["us-east"]
     create_topic(west, topic, partitions=PARTITIONS)
     clusters = {a: Cluster.objects.create(alias=a, bootstrap_servers=kafka_clusters[a]) for a in ("us-west", "us-east")}
-    flow = make_flow(clusters["us-west"], clusters["us-east"], topic, f"{group}.*")
+    flow = failover_flow(clusters["us-west"], clusters["us-east"], topic, f"{group}.*")
     start_celery(celery_env, celery_processes, tmp_path, "w1", "beat", concurrency=4)
     make_user("olga", "operator")
     log_in(page, live_server.url, "olga")

@@ -26,6 +26,7 @@ from tests.browser.wizard import (
     apply_verify_failback,
     at_step,
     checkpoint_to_apply,
+    failover_flow,
     fence,
     healthy,
     plan,
@@ -65,14 +66,6 @@ def dr_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKafka]:
         subprocess.run([*cli, "down", "--purge"], check=False, timeout=180, stdout=subprocess.DEVNULL)
 
 
-def make_flow(source: Cluster, target: Cluster, topic: str, groups: str) -> Flow:
-    return Flow.objects.create(
-        source=source, target=target, topics=[topic], groups=[groups], refresh_topics_interval_seconds=2,
-        refresh_groups_interval_seconds=2, offset_flush_interval_ms=200, emit_checkpoints_interval_seconds=1,
-        emit_heartbeats_interval_seconds=1,
-    )  # fmt: skip
-
-
 def checkpointed(target: Cluster, group: str, committed: int) -> bool:
     latest = readers.latest_checkpoints(cluster_config(target), ALIAS).get(group, {})
     return sum(cp.upstream_offset for cp in latest.values()) >= committed
@@ -107,7 +100,7 @@ def test_an_unplanned_failover_reports_its_rpo_and_then_fails_back_exactly(
     create_topic(west, topic, partitions=PARTITIONS)
     source = Cluster.objects.create(alias=ALIAS, bootstrap_servers=west)
     target = Cluster.objects.create(alias="us-east", bootstrap_servers=east)
-    forward = make_flow(source, target, topic, f"{group}.*")
+    forward = failover_flow(source, target, topic, f"{group}.*")
     start_celery(celery_env, celery_processes, tmp_path, "w1", "beat", concurrency=5)
     make_user("olga", "operator")
     log_in(page, live_server.url, "olga")

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
+from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from controlplane.orchestration.services.status import flow_status
 from controlplane.ui.services.health import health
 from tests.browser.conftest import shoot
 
 STEP_TIMEOUT = 120_000
+
+
+def failover_flow(source: Cluster, target: Cluster, topic: str, groups: str) -> Flow:
+    """A flow with short intervals, so checkpoints and heartbeats are fresh within seconds."""
+    return Flow.objects.create(
+        source=source, target=target, topics=[topic], groups=[groups], refresh_topics_interval_seconds=2,
+        refresh_groups_interval_seconds=2, offset_flush_interval_ms=200, emit_checkpoints_interval_seconds=1,
+        emit_heartbeats_interval_seconds=1,
+    )  # fmt: skip
 
 
 def healthy(flow: Flow) -> bool:
