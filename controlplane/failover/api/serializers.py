@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from controlplane.clusters.models import Cluster
+from controlplane.clusters.api.fields import ClusterAliasField
 from controlplane.failover.choices import STEP_ORDER, Mode, Status, Step
 from controlplane.failover.models import Failover
 from controlplane.flows.models import Flow
@@ -16,8 +16,8 @@ MAX_GROUP_LENGTH = 255
 
 
 class FailoverSerializer(serializers.ModelSerializer[Failover]):
-    source = serializers.SlugRelatedField(slug_field="alias", queryset=Cluster.objects.all())
-    target = serializers.SlugRelatedField(slug_field="alias", queryset=Cluster.objects.all())
+    source = ClusterAliasField()
+    target = ClusterAliasField()
     groups = serializers.ListField(
         child=serializers.CharField(max_length=MAX_GROUP_LENGTH), min_length=1, max_length=MAX_GROUPS
     )

@@ -6,6 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from controlplane.clusters.api.fields import ClusterAliasField
 from controlplane.clusters.api.serializers import ClusterSerializer
 from controlplane.clusters.models import Cluster
 from controlplane.flows import validation
@@ -29,8 +30,8 @@ def _overrides() -> serializers.DictField:
 
 
 class FlowSerializer(serializers.ModelSerializer[Flow]):
-    source = serializers.SlugRelatedField(slug_field="alias", queryset=Cluster.objects.all())
-    target = serializers.SlugRelatedField(slug_field="alias", queryset=Cluster.objects.all())
+    source = ClusterAliasField()
+    target = ClusterAliasField()
     name = serializers.CharField(read_only=True, help_text="MM2's flow name, source->target")
     topics = _patterns("topics: regular expressions of the source topics to replicate")
     topics_exclude = _patterns("topics.exclude")

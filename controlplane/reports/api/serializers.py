@@ -22,6 +22,8 @@ class ReportSerializer(serializers.ModelSerializer[Report]):
             raise serializers.ValidationError(f"an object of at most {MAX_PARAMETERS} job options")
         if any(not isinstance(v, (str, int, float, bool)) for v in value.values()):
             raise serializers.ValidationError("option values must be strings, numbers or booleans")
+        if any("\x00" in k or (isinstance(v, str) and "\x00" in v) for k, v in value.items()):
+            raise serializers.ValidationError("NUL bytes are not allowed.")  # Postgres refuses them in JSON
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from controlplane.clusters.models import Cluster
+from controlplane.clusters.api.fields import ClusterAliasField
 from controlplane.flows import validation
 from controlplane.flows.choices import ReplicationPolicyClass
 from controlplane.flows.defaults import default_topics, default_topics_exclude, flow_default
@@ -32,8 +32,8 @@ class PreviewSerializer(serializers.Serializer[dict[str, Any]]):
     """The flow form's current values, as far as the preview needs them; ``flow`` is the flow being edited."""
 
     flow = serializers.PrimaryKeyRelatedField(queryset=Flow.objects.all(), required=False, allow_null=True)
-    source = serializers.SlugRelatedField(slug_field="alias", queryset=Cluster.objects.all())
-    target = serializers.SlugRelatedField(slug_field="alias", queryset=Cluster.objects.all())
+    source = ClusterAliasField()
+    target = ClusterAliasField()
     topics = _patterns(default_topics)
     topics_exclude = _patterns(default_topics_exclude)
     replication_policy_class = serializers.ChoiceField(

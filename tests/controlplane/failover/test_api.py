@@ -54,6 +54,8 @@ def test_an_operator_plans_a_failover_that_waits_at_preflight(
         ({"groups": [" "]}, "groups"),
         ({"mode": "sideways"}, "mode"),
         ({"source": "nowhere"}, "source"),
+        ({"source": "us-\x00west"}, "source"),  # Postgres refuses NUL in text: a 400, not a 500 from the lookup
+        ({"target": "\x00"}, "target"),
     ],
 )
 def test_a_bad_plan_names_the_field_and_saves_nothing(

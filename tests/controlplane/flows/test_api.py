@@ -193,3 +193,12 @@ def test_the_flow_list_pages_with_limit_and_offset_and_stays_a_plain_list_withou
     assert page["next"].endswith("limit=2&offset=3") and page["previous"] is not None
     assert client.get("/api/v1/flows/?limit=5000").json()["count"] == 5  # capped at max_limit, never an error
     assert client.get("/api/v1/clusters/?limit=1").json()["count"] == 6
+
+
+@pytest.mark.django_db
+def test_a_nul_byte_in_a_cluster_alias_is_a_400_naming_the_field(api: Api) -> None:
+    cluster("us-west")
+    response = api("admin").post("/api/v1/flows/", {"source": "us-west", "target": "us-\x00east"}, format="multipart")
+    assert response.status_code == 400
+    assert response.json()["target"] == ["NUL bytes are not allowed."]
+    assert Flow.objects.count() == 0

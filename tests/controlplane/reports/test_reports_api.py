@@ -68,6 +68,9 @@ def test_viewers_cannot_request_and_bad_windows_are_refused() -> None:
     )  # fmt: skip
     assert bad.status_code == 400 and "until" in bad.json()
     assert _client("operator").post("/api/v1/reports/", {"job": "nope"}, format="json").status_code == 400
+    for parameters in ({"window\x00": 1}, {"window": "6\x000"}):  # Postgres refuses NUL in JSON: a 400, not a 500
+        nul = _client("operator").post("/api/v1/reports/", {"job": "audit", "parameters": parameters}, format="json")
+        assert nul.status_code == 400 and nul.json()["parameters"] == ["NUL bytes are not allowed."]
     assert Report.objects.count() == 0
 
 
