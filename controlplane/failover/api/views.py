@@ -19,6 +19,8 @@ from controlplane.failover.choices import Step
 from controlplane.failover.models import Failover
 from controlplane.failover.services import failback, machine, offsets, steps
 
+PLAN_FIELDS = ("mode", "source", "target", "groups", "dry_run", "drain_threshold")
+
 
 class StepConflict(APIException):
     status_code = status.HTTP_409_CONFLICT
@@ -56,8 +58,12 @@ class FailoverViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins.Ret
 
     def perform_create(self, serializer: BaseSerializer[Failover]) -> None:
         failover = serializer.save(created_by=self.request.user, step=Step.PREFLIGHT)
-        record(self.request.user, "failover.plan", failover, after=s.FailoverSerializer(failover).data)
-        failover.steps = {Step.PLAN: {"inputs": dict(self.request.data), "result": {"created": failover.pk},
+        planned = s.FailoverSerializer(failover).data
+        record(self.request.user, "failover.plan", failover, after=planned)
+        # The plan as validated, not the raw request: unknown fields are not kept (and a NUL in one would make
+        # Postgres refuse the JSON, a 500).
+        inputs = {name: planned[name] for name in PLAN_FIELDS}
+        failover.steps = {Step.PLAN: {"inputs": inputs, "result": {"created": failover.pk},
                                       "by": self.request.user.get_username(), "complete": True}}  # fmt: skip
         failover.save(update_fields=["steps"])
 

@@ -45,6 +45,17 @@ def test_an_operator_plans_a_failover_that_waits_at_preflight(
     assert AuditRecord.objects.filter(action="failover.plan", object_id=str(body["id"])).exists()
 
 
+def test_the_plan_step_keeps_the_validated_plan_not_the_raw_request(
+    api: Callable[[str | None], APIClient], flow: Flow
+) -> None:
+    """Unknown fields are dropped; one holding a NUL byte would otherwise make Postgres refuse the JSON (a 500)."""
+    response = api("operator").post(URL, plan(extra={"x": "a\x00b"}), format="json")
+    assert response.status_code == 201, response.content
+    stored = Failover.objects.get().steps["plan"]["inputs"]
+    assert stored == {"mode": "planned", "source": "us-west", "target": "us-east", "groups": ["billing"],
+                      "dry_run": False, "drain_threshold": 0}  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
