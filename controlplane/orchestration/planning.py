@@ -8,10 +8,16 @@ controller does once an imbalance has lasted the configured delay.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 TopicPartition = tuple[str, int]
 Plan = dict[int, list[TopicPartition]]
+
+
+def runs(task_id: int, partitions: Sequence[object]) -> bool:
+    """Whether a task needs a runner: task 0 always (it emits the flow's heartbeats and checkpoints, which a
+    failback flow needs before its source has any matching topic), any other task when it has partitions."""
+    return task_id == 0 or len(partitions) > 0
 
 
 def plan_assignment(

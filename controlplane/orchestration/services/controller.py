@@ -13,7 +13,7 @@ from controlplane.flows.models import Flow
 from controlplane.flows.services import flow_config
 from controlplane.orchestration.choices import TaskState
 from controlplane.orchestration.models import FlowPlan, TaskAssignment
-from controlplane.orchestration.planning import is_balanced, plan_assignment
+from controlplane.orchestration.planning import is_balanced, plan_assignment, runs
 from controlplane.orchestration.services import leases
 from replication.clients import ClientFactory
 from replication.topics import TopicSync
@@ -106,17 +106,14 @@ def _store(flow: Flow, plan: dict[int, list[tuple[str, int]]]) -> None:
 
 
 def _dispatch(flow: Flow) -> list[int]:
-    """Queue a runner for every assignment with work and no live lease (not too often, and not after data loss).
-
-    Task 0 runs even with no partitions: it emits the flow's heartbeats and checkpoints. A flow whose source has
-    no matching topic yet (a failback flow, say) still needs its heartbeats, which create the source's
-    `heartbeats` topic, which in turn the flow replicates, as in MM2."""
+    """Queue a runner for every assignment that `runs` and has no live lease (not too often, and not after data
+    loss)."""
     from controlplane.orchestration.tasks import run_assignment
 
     now = timezone.now()
     dispatched = []
     for assignment in flow.assignments.all():
-        if assignment.task_id != 0 and not assignment.partitions:
+        if not runs(assignment.task_id, assignment.partitions):
             continue
         if leases.holds_live_lease(assignment) or not _may_dispatch(assignment, now):
             continue

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from controlplane.orchestration.choices import TaskState
+from controlplane.orchestration.planning import runs
 from controlplane.ui.choices import Health
 
 LAGGING_RECORDS = 10_000  # more source records than this not yet replicated: the edge turns amber
@@ -54,8 +55,7 @@ def health(status: dict[str, Any], flow_totals: FlowTotals | None = None) -> Hea
     flow_totals = flow_totals or totals(status)
     if flow_totals.errors:
         return Health.FAILING
-    # Task 0 always runs (it emits heartbeats and checkpoints); other tasks without partitions are idle.
-    tasks = [t for t in status.get("tasks", []) if t.get("task_id") == 0 or t.get("desired_partitions")]
+    tasks = [t for t in status.get("tasks", []) if runs(t.get("task_id", 0), t.get("desired_partitions") or [])]
     if not tasks or any(t.get("state") != TaskState.RUNNING or not t.get("live") for t in tasks):
         return Health.STARTING
     if flow_totals.lag is not None and flow_totals.lag > LAGGING_RECORDS:
