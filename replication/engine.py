@@ -59,6 +59,7 @@ class ReplicationTask:
         sync_topics: bool = True,
         sync_configs: bool | None = None,
         clock: Callable[[], float] = time.monotonic,
+        provisioned: bool = False,
     ) -> None:
         self.flow = flow
         self.task_id = task_id
@@ -69,6 +70,9 @@ class ReplicationTask:
         self.sync_topics = sync_topics  # create remote topics and partitions for what this task replicates
         self.sync_configs = sync_topics if sync_configs is None else sync_configs  # also configs and ACLs
         self.clock = clock
+        # True when the runner or controller created the flow's topics before starting its tasks
+        # (replication.provisioning); a lone task creates its positions topic itself.
+        self.provisioned = provisioned
         self.states: dict[TopicPartitionKey, PartitionState] = {}
         self.positions_topic = positions.positions_topic(flow.source.alias)
         self.batch_size = 10000
@@ -93,7 +97,8 @@ class ReplicationTask:
         self.producer = BatchProducer(self.clients, flow, self.metrics, self.task_id)
         if flow.exactly_once:
             self.producer.producer.init_transactions(60)  # fences any zombie with our transactional.id
-        positions.ensure_topic(self.target_admin, self.positions_topic, self.topic_sync.replication_factor)
+        if not self.provisioned:
+            positions.ensure_topic(self.target_admin, self.positions_topic, self.topic_sync.replication_factor)
         self._stored = positions.load(position_reader_config(flow, self.task_id), self.positions_topic)
         self.consumer = self.clients.consumer(flow, self.task_id, error_cb=self.faults.source_error)
         self.committer = PositionCommitter(flow, self.task_id, self.metrics, self.states, self.listeners,

@@ -63,12 +63,12 @@ def load(consumer_config: dict[str, Any], topic: str, timeout: float = 60.0) -> 
     }
     consumer = Consumer(config)
     positions: dict[TopicPartitionKey, Position] = {}
+    deadline = time.monotonic() + timeout
     try:
-        low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=timeout)
+        low, high = _watermarks(consumer, topic, deadline)
         if high <= low:
             return positions  # a new flow: no wait for the partition EOF (0.5 s of every first start)
         consumer.assign([TopicPartition(topic, 0, 0)])
-        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             msg = consumer.poll(0.1)
             if msg is None:
@@ -85,6 +85,29 @@ def load(consumer_config: dict[str, Any], topic: str, timeout: float = 60.0) -> 
         raise TimeoutError(f"{topic}: positions not read to the end within {timeout}s")
     finally:
         consumer.close()
+
+
+_NOT_KNOWN_YET = (KafkaError._UNKNOWN_PARTITION, KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError.LEADER_NOT_AVAILABLE)
+
+
+def _watermarks(consumer: Consumer, topic: str, deadline: float) -> tuple[int, int]:
+    """The topic's offsets, waiting until this client's metadata knows its partition.
+
+    A topic created a moment ago (by the runner, the controller or another task) may not be in this client's
+    metadata yet: that is a wait, not an error, until the deadline.
+    """
+    while True:
+        remaining = max(1.0, deadline - time.monotonic())
+        try:
+            low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=min(10.0, remaining))
+            return int(low), int(high)
+        except KafkaException as exc:
+            if exc.args[0].code() not in _NOT_KNOWN_YET:
+                raise
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"{topic}: partition 0 not in the target's metadata: {exc.args[0].str()}") from exc
+        consumer.list_topics(topic, timeout=min(10.0, remaining))  # asks the broker again
+        time.sleep(0.1)
 
 
 def write(producer: Producer, topic: str, positions: Iterable[tuple[TopicPartitionKey, Position]]) -> None:

@@ -12,11 +12,14 @@ import threading
 from collections.abc import Sequence
 from multiprocessing.synchronize import Event as MpEvent
 
+from confluent_kafka import KafkaException
+
 from replication.config import FlowConfig
 from replication.dataloss import DataLossError
 from replication.engine import ReplicationTask
 from replication.errors import ReplicationError
 from replication.periodic import SideEmitters
+from replication.provisioning import provision_flow
 from replication.tuning import tune_gc
 
 log = logging.getLogger("replication.runner")
@@ -24,9 +27,9 @@ PR_SET_PDEATHSIG = 1
 
 
 def run_task(flow: FlowConfig, task_id: int, stopping: threading.Event | MpEvent) -> None:
-    """Run one task until stopping is set; task 0 also keeps remote topics, configs and ACLs in sync, and runs
-    the flow's heartbeats, checkpoints and group offset sync beside it."""
-    task = ReplicationTask(flow, task_id=task_id, sync_topics=task_id == 0)
+    """Run one task of a provisioned flow until stopping is set; task 0 also keeps remote topics, configs and ACLs
+    in sync, and runs the flow's heartbeats, checkpoints and group offset sync beside it."""
+    task = ReplicationTask(flow, task_id=task_id, sync_topics=task_id == 0, provisioned=True)
     side = SideEmitters(flow, stopping).start() if task_id == 0 else None
     tune_gc()  # this process does nothing but replicate (bench/README.md: the collector cost 20 % of CPU)
     try:
@@ -61,6 +64,12 @@ def run_flows(flows: Sequence[FlowConfig]) -> int:
     if not jobs:
         log.error("no enabled flow (set a->b.enabled = true)")
         return 1
+    try:
+        for flow in enabled:  # once, before any task starts: no task's start depends on another's
+            provision_flow(flow)
+    except (ReplicationError, KafkaException) as exc:
+        log.error("%s", exc.args[0].str() if isinstance(exc, KafkaException) else exc)
+        return 2
     if len(jobs) == 1:
         return _run_in_process(*jobs[0])
     return _run_processes(jobs)

@@ -1,0 +1,80 @@
+"""The standalone runner with several tasks on a fresh target: every start succeeds, whichever task is first."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import uuid
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from tests.support.kafka import consume_to_end, create_topic, end_offsets, unique_topic, wait_until
+from tests.support.replication import produce_known, record_value
+
+pytestmark = pytest.mark.kafka
+REPO = Path(__file__).resolve().parents[2]
+PARTITIONS, RECORDS, TASKS = 8, 4_000, 4
+
+
+def _config(path: Path, source: str, target: str, src: str, dst: str, topic: str) -> Path:
+    # Fresh aliases: a target that has never seen this source (no positions topic, no remote topics), and the
+    # side emitters on, so every internal topic (positions, offset syncs, checkpoints, heartbeats) is new.
+    path.write_text(
+        f"clusters = {source}, {target}\n"
+        f"{source}.bootstrap.servers = {src}\n"
+        f"{target}.bootstrap.servers = {dst}\n"
+        f"{source}->{target}.enabled = true\n"
+        f"{source}->{target}.topics = {topic}\n"
+        f"tasks.max = {TASKS}\n"
+        "offset.flush.interval.ms = 200\n"
+    )
+    return path
+
+
+def _error_lines(log: str) -> list[str]:
+    return [line for line in log.splitlines() if " ERROR " in line or "Traceback" in line]
+
+
+def test_four_tasks_start_on_a_fresh_target_five_times_in_a_row(kafka_clusters: dict[str, str], tmp_path: Path) -> None:
+    src, dst = kafka_clusters["us-west"], kafka_clusters["us-east"]
+    for run in range(5):
+        uid = uuid.uuid4().hex[:8]
+        source, target = f"src{uid}", f"dst{uid}"
+        topic = unique_topic("fresh")
+        create_topic(src, topic, partitions=PARTITIONS)
+        produce_known(src, topic, PARTITIONS, RECORDS)
+        config = _config(tmp_path / f"run{run}.properties", source, target, src, dst, topic)
+        log_path = tmp_path / f"run{run}.log"
+        with open(log_path, "wb") as out:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "replication", "run", "--config", str(config)],
+                cwd=REPO, stdout=out, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+        remote = f"{source}.{topic}"
+
+        def arrived(proc: subprocess.Popen[bytes] = proc, remote: str = remote) -> bool:
+            if proc.poll() is not None:
+                return True  # exited: the assertion below reports it
+            try:
+                return sum(end_offsets(dst, remote, range(PARTITIONS)).values()) >= RECORDS
+            except Exception:
+                return False
+
+        try:
+            wait_until(arrived, timeout=90, interval=0.5, what=f"run {run}: {RECORDS} records at the target")
+            assert proc.poll() is None, f"run {run}: the runner exited early:\n{log_path.read_text()[-3000:]}"
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            code = proc.wait(timeout=60)
+        log = log_path.read_text()
+        assert code == 0, f"run {run}: exit code {code}:\n{log[-3000:]}"
+        assert _error_lines(log) == [], f"run {run}: ERROR lines:\n" + "\n".join(_error_lines(log)[:20])
+        by_partition: dict[int, list[bytes]] = defaultdict(list)
+        for msg in consume_to_end(dst, remote, PARTITIONS):
+            by_partition[msg.partition() or 0].append(msg.value() or b"")
+        for p in range(PARTITIONS):
+            expected = [record_value(p, seq) for seq in range(RECORDS // PARTITIONS)]
+            assert by_partition[p] == expected, f"run {run}, partition {p}: records differ from the source"
