@@ -136,6 +136,19 @@ TEMPLATES = [
 ]
 
 DATABASES = {"default": _database(f"sqlite:///{STATE_DIR / 'db.sqlite3'}")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The embedded default serves web, worker and beat at once. WAL lets readers run beside the one writer; a
+    # writer waits up to 30 s for the lock instead of failing at once; IMMEDIATE takes the write lock when a
+    # transaction begins, so a read followed by a write cannot fail halfway with "database is locked" (SQLite
+    # cannot upgrade a read lock while another connection writes, and does not wait for it).
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+        "timeout": 30,
+        "transaction_mode": "IMMEDIATE",
+    }
+    # Tests run a threaded live server and worker processes against the database: a file, like production,
+    # not Django's shared in-memory connection (which would serialise every thread and hide lock contention).
+    DATABASES["default"]["TEST"] = {"NAME": f"{DATABASES['default']['NAME']}-test"}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -211,11 +224,18 @@ MIRRORPLANE_CONTROLLER_INTERVAL_SECONDS = env_int("MIRRORPLANE_CONTROLLER_INTERV
 MIRRORPLANE_SAMPLE_INTERVAL_SECONDS = env_int("MIRRORPLANE_SAMPLE_INTERVAL_SECONDS", 5)
 MIRRORPLANE_OBSERVE_INTERVAL_SECONDS = env_int("MIRRORPLANE_OBSERVE_INTERVAL_SECONDS", 15)
 MIRRORPLANE_SAMPLE_RETENTION_HOURS = env_int("MIRRORPLANE_SAMPLE_RETENTION_HOURS", 24)
-# Analytics: the facts lake the jobs read (default <state dir>/lake) and an optional Spark master URL.
+# Analytics: the facts lake flows write and the jobs read (default <state dir>/lake), whether flows write facts at
+# all (a flow can also opt out, or name its own lake), and an optional Spark master URL.
 MIRRORPLANE_FACTS_LAKE = env_str("MIRRORPLANE_FACTS_LAKE", "")
+MIRRORPLANE_FACTS_ENABLED = env_bool("MIRRORPLANE_FACTS_ENABLED", True)
+MIRRORPLANE_HEARTBEAT_FACTS_INTERVAL_SECONDS = env_int("MIRRORPLANE_HEARTBEAT_FACTS_INTERVAL_SECONDS", 30)
 MIRRORPLANE_SPARK_MASTER = env_str("MIRRORPLANE_SPARK_MASTER", "")
 CELERY_BEAT_SCHEDULE = {
     "analytics-hourly": {"task": "controlplane.reports.tasks.schedule_hourly_reports", "schedule": 3600.0},
+    "heartbeat-facts": {
+        "task": "controlplane.reports.tasks.collect_heartbeat_facts",
+        "schedule": float(MIRRORPLANE_HEARTBEAT_FACTS_INTERVAL_SECONDS),
+    },
     "controller-tick": {
         "task": "controlplane.orchestration.tasks.controller_tick",
         "schedule": float(MIRRORPLANE_CONTROLLER_INTERVAL_SECONDS),

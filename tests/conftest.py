@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,19 @@ def pytest_configure(config: pytest.Config) -> None:
         raise KeyboardInterrupt("SIGTERM")
 
     signal.signal(signal.SIGTERM, interrupt)
+    _private_facts_lake(config)
+
+
+def _private_facts_lake(config: pytest.Config) -> None:
+    """Flows write facts to <state dir>/lake by default; a run's flows (in this process and in the worker processes
+    it starts, which inherit the variable) write to a lake of the run's own, never to the demo's in var/lake."""
+    if "MIRRORPLANE_FACTS_LAKE" not in os.environ:
+        lake = tempfile.mkdtemp(prefix="mirrorplane-test-lake-")
+        config.add_cleanup(lambda: shutil.rmtree(lake, ignore_errors=True))
+        os.environ["MIRRORPLANE_FACTS_LAKE"] = lake
+    from django.conf import settings  # after pytest-django chose the settings module
+
+    settings.MIRRORPLANE_FACTS_LAKE = os.environ["MIRRORPLANE_FACTS_LAKE"]
 
 
 def fresh_local_kafka(name: str, broker_port_base: int) -> LocalKafka:

@@ -29,6 +29,16 @@ class Status(models.TextChoices):
     ABORTED = "aborted", "Aborted"
 
 
+class JobState(models.TextChoices):
+    """Where the background job of a step stands. ``queued`` and ``running`` hold the claim until it expires."""
+
+    IDLE = "idle", "Idle: no step has been started"
+    QUEUED = "queued", "Queued: waiting for a worker"
+    RUNNING = "running", "Running on a worker"
+    SUCCEEDED = "succeeded", "Succeeded: the result is stored with the step"
+    FAILED = "failed", "Failed: the error is stored with the job"
+
+
 class Check(models.TextChoices):
     """Outcome of one pre-flight or fence check: a failure blocks, a warning needs an acknowledgement."""
 

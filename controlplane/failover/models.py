@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
-from controlplane.failover.choices import Mode, Status, Step
+from controlplane.failover.choices import JobState, Mode, Status, Step
 
 
 class Failover(models.Model):
@@ -23,6 +23,20 @@ class Failover(models.Model):
     step = models.CharField(max_length=16, choices=Step.choices, default=Step.PREFLIGHT)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     steps = models.JSONField(default=dict)
+    # The step's background job. Claimed by a conditional UPDATE (idle/finished/expired -> queued) that sets a new
+    # token; the worker moves queued -> running and stores its result only while the token is still its own.
+    job_state = models.CharField(max_length=16, choices=JobState.choices, default=JobState.IDLE)
+    job_step = models.CharField(max_length=16, blank=True, default="")
+    job_token = models.CharField(max_length=32, blank=True, default="")
+    job_inputs = models.JSONField(default=dict, blank=True)
+    job_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    job_queued_at = models.DateTimeField(null=True, blank=True)
+    job_started_at = models.DateTimeField(null=True, blank=True)
+    job_finished_at = models.DateTimeField(null=True, blank=True)
+    job_expires_at = models.DateTimeField(null=True, blank=True, help_text="a claim not finished by then is free")
+    job_error = models.TextField(blank=True, default="")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="failovers"
     )

@@ -45,7 +45,10 @@ def _refuse(errors: Iterable[str]) -> ValidationError:
 
 def export_properties(flows: Iterable[Flow]) -> str:
     """Every flow as an MM2 properties file; passwords are written as ********."""
-    return dump_flows([flow_config(flow) for flow in flows], redact=True)
+    # facts.lake only when the flow names its own: the control plane's default lake is this deployment's, not the
+    # flow's, and a file that round-trips must not pin it.
+    configs = [flow_config(flow).replace(facts_lake=flow.facts_lake if flow.facts_enabled else "") for flow in flows]
+    return dump_flows(configs, redact=True)
 
 
 def import_properties(text: str, actor: Any) -> tuple[list[Cluster], list[Flow]]:
@@ -104,7 +107,11 @@ def _reused(cluster: Cluster, data: dict[str, Any]) -> Cluster:
 
 
 def _flow(config: FlowConfig, actor: Any) -> Flow:
-    data: dict[str, Any] = {"source": config.source.alias, "target": config.target.alias}
+    data: dict[str, Any] = {
+        "source": config.source.alias,
+        "target": config.target.alias,
+        "facts_lake": config.facts_lake,
+    }
     for field in FLOW_PROPERTY_FIELDS:
         value = getattr(config, field)
         data[field] = list(value) if isinstance(value, tuple) else dict(value) if field.endswith("overrides") else value

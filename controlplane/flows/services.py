@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, cast
 
+from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 
@@ -44,6 +46,8 @@ _SCALAR_FIELDS = (
     "on_data_loss",
 )
 FLOW_PROPERTY_FIELDS = (*_SCALAR_FIELDS, *_LIST_FIELDS, "producer_overrides", "consumer_overrides")
+# Not MM2 properties of their own: together they decide FlowConfig.facts_lake (see facts_lake()).
+FACTS_FIELDS = ("facts_enabled", "facts_lake")
 
 
 def flow_config(flow: Flow) -> FlowConfig:
@@ -52,7 +56,20 @@ def flow_config(flow: Flow) -> FlowConfig:
         source=ClusterConfig(flow.source.alias, client_settings(flow.source)),
         target=ClusterConfig(flow.target.alias, client_settings(flow.target)),
         **flow_properties(vars(flow)),
+        facts_lake=facts_lake(flow),
     )
+
+
+def default_facts_lake() -> str:
+    """The control plane's facts lake: MIRRORPLANE_FACTS_LAKE, else <state dir>/lake (the reports read it)."""
+    return str(settings.MIRRORPLANE_FACTS_LAKE or Path(settings.STATE_DIR) / "lake")
+
+
+def facts_lake(flow: Flow) -> str:
+    """Where the flow's tasks write replication facts; empty (off) when the flow or the setting disables them."""
+    if not (settings.MIRRORPLANE_FACTS_ENABLED and flow.facts_enabled):
+        return ""
+    return flow.facts_lake or default_facts_lake()
 
 
 def flow_properties(values: dict[str, Any]) -> dict[str, Any]:

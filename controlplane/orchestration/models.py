@@ -8,10 +8,12 @@ from controlplane.orchestration.choices import TaskState
 
 
 class Worker(models.Model):
-    """A Celery worker that runs replication tasks; registered at start, seen at every lease renewal."""
+    """A Celery worker that runs replication tasks; registered at start, it advertises its capacity (slots, used)
+    with a heartbeat. One that stops heartbeating for a lease period counts as gone (services/capacity.py)."""
 
     name = models.CharField(max_length=200, unique=True)
     slots = models.PositiveIntegerField(default=4, help_text="replication tasks this worker runs at most")
+    used = models.PositiveIntegerField(default=0, help_text="slots in use at the last heartbeat (live leases)")
     started_at = models.DateTimeField(auto_now_add=True)
     last_seen_at = models.DateTimeField(auto_now=True)
     stopping = models.BooleanField(default=False, help_text="set at warm shutdown: its tasks stop cleanly")
@@ -36,6 +38,9 @@ class TaskAssignment(models.Model):
     last_error = models.TextField(blank=True, default="")
     status = models.JSONField(default=dict, help_text="metrics snapshot of this task's partitions")
     release_requested = models.BooleanField(default=False)
+    unplaced_reason = models.TextField(
+        blank=True, default="", help_text="why the controller could not place the task on a worker; empty when placed"
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -47,7 +52,8 @@ class TaskAssignment(models.Model):
 
 
 class FlowPlan(models.Model):
-    """The controller's memory of a flow: the source partitions last seen, and since when it is unbalanced."""
+    """The controller's memory of a flow: the source partitions last seen, since when it is unbalanced, and when its
+    topics were provisioned (its tasks are dispatched only after the first provisioning succeeded)."""
 
     flow = models.OneToOneField("flows.Flow", on_delete=models.CASCADE, related_name="plan")
     partitions = models.JSONField(default=list)
@@ -55,3 +61,8 @@ class FlowPlan(models.Model):
     imbalance_since = models.DateTimeField(null=True, blank=True)
     topics_synced_at = models.DateTimeField(null=True, blank=True, help_text="last config/ACL sync dispatched")
     last_error = models.TextField(blank=True, default="")
+    provisioned_at = models.DateTimeField(
+        null=True, blank=True, help_text="start of the last successful provisioning of the flow's topics"
+    )
+    provision_dispatched_at = models.DateTimeField(null=True, blank=True, help_text="last provisioning job queued")
+    provision_error = models.TextField(blank=True, default="", help_text="why the last provisioning failed")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import logging
 import os
 import signal
 import threading
@@ -12,15 +13,38 @@ from typing import Any
 from celery.signals import worker_process_init, worker_ready, worker_shutting_down
 
 STOPPING = threading.Event()  # set in a pool process when its task must stop at once
+HEARTBEAT_STOP = threading.Event()  # set in the main process at shutdown: the heartbeat thread ends
 PR_SET_PDEATHSIG = 1
+log = logging.getLogger("controlplane.orchestration.signals")
 
 
 @worker_ready.connect
 def register_worker(sender: Any = None, **_: Any) -> None:
+    """Advertise the worker's slots, then keep advertising them (and how many are used) with a heartbeat."""
     from controlplane.orchestration.models import Worker
+    from controlplane.orchestration.services import capacity
 
-    slots = int(os.environ.get("MIRRORPLANE_WORKER_SLOTS", "4"))
-    Worker.objects.update_or_create(name=sender.hostname, defaults={"stopping": False, "slots": slots})
+    slots = worker_slots(int(os.environ.get("MIRRORPLANE_WORKER_SLOTS", "4")), _concurrency(sender))
+    Worker.objects.update_or_create(name=sender.hostname, defaults={"stopping": False, "slots": slots, "used": 0})
+    heart = threading.Thread(
+        target=capacity.heartbeat_loop, args=(sender.hostname, HEARTBEAT_STOP), name="heartbeat", daemon=True
+    )
+    heart.start()
+
+
+def worker_slots(configured: int, concurrency: int | None) -> int:
+    """Slots a worker can honour: each task holds a pool process, and one process at least must stay free for the
+    controller, provisioning and the periodic jobs, or the worker could never place anything again."""
+    if concurrency is None or configured < concurrency:
+        return configured
+    slots = max(1, concurrency - 1)
+    log.warning("MIRRORPLANE_WORKER_SLOTS=%d with a pool of %d: advertising %d slots", configured, concurrency, slots)
+    return slots
+
+
+def _concurrency(consumer: Any) -> int | None:
+    value = getattr(getattr(consumer, "controller", None), "concurrency", None)
+    return value if isinstance(value, int) and value > 0 else None
 
 
 @worker_shutting_down.connect
@@ -28,6 +52,7 @@ def mark_stopping(sender: Any = None, **_: Any) -> None:
     """Warm shutdown: running replication tasks see the flag at their next lease renewal and stop cleanly."""
     from controlplane.orchestration.models import Worker
 
+    HEARTBEAT_STOP.set()
     with contextlib.suppress(Exception):
         Worker.objects.filter(name=str(sender)).update(stopping=True)
 

@@ -6,13 +6,19 @@ from celery import shared_task
 
 from controlplane.flows.models import Flow
 from controlplane.orchestration import signals
-from controlplane.orchestration.services import controller, runner, topicsync
+from controlplane.orchestration.services import controller, provisioning, runner, topicsync
 
 
 @shared_task(ignore_result=True)
 def controller_tick() -> int:
     """Beat: plan assignments and dispatch runners for tasks that run nowhere."""
     return len(controller.tick())
+
+
+@shared_task(ignore_result=True)
+def provision_flow(flow_id: int) -> list[int]:
+    """Create the flow's topics once, before its tasks start; then dispatch its tasks (queued by the controller)."""
+    return provisioning.provision_and_dispatch(flow_id)
 
 
 @shared_task(bind=True, ignore_result=True, acks_late=False)

@@ -13,4 +13,5 @@ class ReportStatus(models.TextChoices):
     QUEUED = "QUEUED", "Queued"
     RUNNING = "RUNNING", "Running"
     SUCCEEDED = "SUCCEEDED", "Succeeded"
+    NO_DATA = "NO_DATA", "No data"  # the job ran, but the window held nothing for it to analyse
     FAILED = "FAILED", "Failed"

@@ -10,6 +10,9 @@ from pathlib import Path
 from django.conf import settings
 from django.utils import timezone
 
+from controlplane.clusters.models import Cluster
+from controlplane.clusters.services import client_settings
+from controlplane.flows.services import default_facts_lake
 from controlplane.reports.choices import ReportJob, ReportStatus
 from controlplane.reports.models import Report
 
@@ -17,7 +20,7 @@ log = logging.getLogger("controlplane.reports")
 
 
 def lake_uri() -> str:
-    return str(getattr(settings, "MIRRORPLANE_FACTS_LAKE", "") or Path(settings.STATE_DIR) / "lake")
+    return default_facts_lake()
 
 
 def output_dir(report: Report) -> Path:
@@ -30,14 +33,20 @@ def run(report_id: int) -> Report:
     from replication.analytics.jobs import run_job  # Spark loads only in the process that runs a report
 
     report = Report.objects.get(pk=report_id)
-    report.status, report.started_at = ReportStatus.RUNNING, timezone.now()
-    report.output = str(output_dir(report))
-    report.save(update_fields=["status", "started_at", "output"])
+    # Claimed with a conditional UPDATE: a task delivered twice (or a retry) runs the job once.
+    claimed = Report.objects.filter(pk=report_id, status=ReportStatus.QUEUED).update(
+        status=ReportStatus.RUNNING, started_at=timezone.now(), output=str(output_dir(report))
+    )
+    report.refresh_from_db()
+    if claimed != 1:
+        log.info("report %s is %s already; not run again", report.pk, report.status)
+        return report
     started = time.monotonic()
     try:
         summary = run_job(report.job, lake_uri(), report.output, report.since, report.until,
                           getattr(settings, "MIRRORPLANE_SPARK_MASTER", None) or None, **report.parameters)  # fmt: skip
-        report.status, report.summary = ReportStatus.SUCCEEDED, dict(summary)
+        report.summary = dict(summary)
+        report.status = ReportStatus.NO_DATA if summary.get("no_data") else ReportStatus.SUCCEEDED
     except Exception as exc:  # the job's own errors and Spark's: kept on the report
         log.exception("report %s failed", report.pk)
         report.status, report.error = ReportStatus.FAILED, f"{type(exc).__name__}: {exc}"[:10000]
@@ -51,3 +60,30 @@ def schedule_hourly() -> list[Report]:
     """Beat: one report per job over the last full hour."""
     until = timezone.now().replace(minute=0, second=0, microsecond=0)
     return [Report.objects.create(job=job, since=until - timedelta(hours=1), until=until) for job in ReportJob.values]
+
+
+# `__` so the default groups.exclude keeps this group out of checkpoints (it reads replicated heartbeat topics).
+HEARTBEAT_GROUP = "__mirrorplane-heartbeat-facts"
+
+
+def collect_heartbeats(timeout: float = 10.0) -> int:
+    """Beat: read every registered cluster's heartbeat topics into the lake (the topology and end-to-end latency
+    reports need them); returns the arrivals written. Off with the facts (MIRRORPLANE_FACTS_ENABLED=false)."""
+    from replication.facts_heartbeats import HeartbeatCollector  # pyarrow loads only where heartbeats are read
+
+    if not settings.MIRRORPLANE_FACTS_ENABLED:
+        return 0
+    clusters = {cluster.alias: client_settings(cluster) for cluster in Cluster.objects.all()}
+    if not clusters:
+        return 0
+    collector = HeartbeatCollector(clusters, lake_uri(), group_id=HEARTBEAT_GROUP, sources=clusters)
+    written = 0
+    try:
+        for alias in clusters:
+            try:
+                written += collector.collect(alias, timeout)
+            except Exception as exc:  # one unreachable cluster must not stop the others' heartbeats
+                log.warning("heartbeat facts from %s not read: %s", alias, exc)
+    finally:
+        collector.close()
+    return written

@@ -18,3 +18,8 @@ def schedule_hourly_reports() -> int:
     for report in reports:
         run_report.delay(report.pk)
     return len(reports)
+
+
+@shared_task(ignore_result=True)
+def collect_heartbeat_facts() -> int:
+    return services.collect_heartbeats()

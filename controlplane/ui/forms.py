@@ -123,5 +123,8 @@ def _advanced(d: Flow) -> list[Field]:
               choices=OffsetSyncsTopicLocation.choices, initial=d.offset_syncs_topic_location),
         Field("config_properties_exclude", "config.properties.exclude", "list", initial=d.config_properties_exclude),
         Field("record_handler_class", "record.handler.class", help="module:Class of a RecordHandler"),
+        Field("facts_enabled", "facts (analytics reports)", "bool", initial=d.facts_enabled,
+              help="Record replicated runs in the facts lake the latency and audit reports read"),
+        Field("facts_lake", "facts.lake", help="Directory or Hadoop URI; empty: the control plane's lake"),
     ]  # fmt: skip
     return fields

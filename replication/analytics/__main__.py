@@ -39,6 +39,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--late-after-ms", type=int, default=60_000, help="audit: lateness allowed after a window")
     parser.add_argument("--lookback-minutes", type=int, default=60, help="audit: facts read before --since")
     parser.add_argument("--dead-after", type=float, default=5.0, help="topology: heartbeat intervals before dead")
+    parser.add_argument(
+        "--collection-lag-s", type=float, default=60.0, help="topology: how far heartbeat arrivals may trail --until"
+    )
     parser.add_argument("--retention-hours", type=float, help="prune: keep this many hours")
     return parser
 
@@ -62,7 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     flows = [f.strip() for f in args.flows.split(",") if f.strip()] if args.flows else None
     options = {"flows": flows, "window_minutes": args.window_minutes, "late_after_ms": args.late_after_ms,
-               "dead_after": args.dead_after, "lookback_minutes": args.lookback_minutes}  # fmt: skip
+               "dead_after": args.dead_after, "lookback_minutes": args.lookback_minutes,
+               "collection_lag_s": args.collection_lag_s}  # fmt: skip
     try:
         summary = run_job(args.job, args.lake, args.out, args.since, args.until, args.master, **options)
     except ValueError as exc:

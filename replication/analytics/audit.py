@@ -10,7 +10,8 @@ by offset, the facts of a partition must tile the log:
 - duplicates: records of a fact whose offsets an earlier fact already covered (replicated twice, e.g. after a
   restart at least once).
 - target records: what the target acknowledged, duplicates included; source records: what the source held,
-  each once: target - duplicates + missing. Completeness is (source - missing) / source.
+  each once: target - duplicates + missing. Completeness is (source - missing) / source, and null (unknown,
+  not 100 %) when there are no source records.
 - late: records acknowledged more than `late_after_ms` after the end of their window.
 
 Missing offsets are counted in the window of the fact that follows the gap (they have no timestamp of their own).
@@ -81,9 +82,8 @@ def windows(facts: DataFrame, window_minutes: int, late_after_ms: int, since_ms:
         F.timestamp_millis(F.col("window_ms") + size_ms).alias("window_end"),
         source.alias("source_records"),
         "target_records", "missing", "duplicates", "late",
-        F.when(source > 0, F.round((source - F.col("missing")) * 100.0 / source, 3)).otherwise(100.0).alias(
-            "completeness_pct"
-        ),
+        # null, never 100 %, for a window without source records (facts of count 0 only)
+        F.when(source > 0, F.round((source - F.col("missing")) * 100.0 / source, 3)).alias("completeness_pct"),
         (F.col("missing") > 0).alias("loss"),
         "missing_offsets", "duplicate_offsets",
     )  # fmt: skip

@@ -40,6 +40,7 @@ class JobOptions:
     late_after_ms: int = 60_000  # audit: acknowledged this long after its window ended counts as late
     dead_after: float = 5.0  # topology: heartbeat intervals without a heartbeat before a link is dead
     lookback_minutes: int = 60  # audit: facts acknowledged this long before `since` tell what was covered already
+    collection_lag_s: float = 60.0  # topology: how far heartbeat arrivals may trail the window end (collector passes)
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ def run_job(
     try:
         log.info("%s: lake %s, window [%s, %s), out %s", job, lake, since, until, out)
         summary = RUNNERS[job](Job(session, lake, out, since, until, settings))
-        summary = _header(job, lake, out, since, until, settings) | summary
+        summary = _header(job, lake, out, since, until, settings) | summary | _no_data(job, summary)
         summary["duration_s"] = round(time.monotonic() - started, 3)
         summary = dict(json.loads(json.dumps(summary, default=str)))
         write_summary(session, out, summary)
@@ -98,6 +99,21 @@ def _utc(moment: datetime | None) -> datetime | None:
 def _header(job: str, lake: str, out: str, since: datetime | None, until: datetime | None, o: JobOptions) -> Summary:
     window = {"since": since.isoformat() if since else None, "until": until.isoformat() if until else None}
     return {"job": job, "lake": lake, "out": out, **window, "options": asdict(o)}
+
+
+# What each job needs to have read for its figures to mean anything.
+_DATA_OF = {"latency": ("facts", "facts"), "topology": ("heartbeat_arrivals", "heartbeat arrivals"),
+            "audit": ("source_records", "facts")}  # fmt: skip
+
+
+def _no_data(job: str, summary: Summary) -> Summary:
+    """`no_data` and a `note` saying so when the window held nothing for the job to analyse.
+
+    A report over nothing must not read as a clean bill of health (an audit of 0 records is not 100 % complete).
+    """
+    key, what = _DATA_OF[job]
+    empty = not summary.get(key)
+    return {"no_data": empty, "note": f"no data: no {what} in the lake for this window" if empty else ""}
 
 
 def _rows(frame: DataFrame) -> list[dict[str, Any]]:
@@ -140,7 +156,7 @@ def run_latency(job: Job) -> Summary:
 def run_topology(job: Job) -> Summary:
     arrivals = read_heartbeats(job.spark, job.lake, job.since, job.until)
     flows = read_flows(job.spark, job.lake, job.options.flows)
-    until_ms = epoch_ms(job.until) or int(time.time() * 1000)
+    until_ms = as_of(arrivals, epoch_ms(job.until) or int(time.time() * 1000), job.options.collection_lag_s)
     log.info("topology: stage 1/3 paths, links and nodes")
     first = job.write(
         {
@@ -160,6 +176,20 @@ def run_topology(job: Job) -> Summary:
     )
     log.info("topology: stage 3/3 summary")
     return _topology_summary(detail, links)
+
+
+def as_of(arrivals: DataFrame, until_ms: int, collection_lag_s: float) -> int:
+    """The moment links are judged dead or alive at: the newest arrival, if it trails until_ms by at most the lag.
+
+    Arrivals reach the lake in passes of a collector (every 30 s in the control plane), so just before a pass
+    every link has been quiet for up to a pass; judged at until_ms, all would look dead. Beyond the allowed lag
+    (collector down, or every link dead) the window end counts again.
+    """
+    newest = arrivals.agg(F.max("arrival_ms")).first()
+    newest_ms = newest[0] if newest is not None and newest[0] is not None else None
+    if newest_ms is None:
+        return until_ms
+    return min(until_ms, max(int(newest_ms), until_ms - int(collection_lag_s * 1000)))
 
 
 def _topology_summary(detail: dict[str, DataFrame], links: DataFrame) -> Summary:
@@ -197,7 +227,8 @@ def run_audit(job: Job) -> Summary:
     flagged = windows.where("loss").orderBy("flow", "topic", "partition", "window_start").limit(100)
     loss = flagged.select("flow", "topic", "partition", _iso("window_start"), "missing", "missing_offsets")
     source = sums.get("source_records", 0)
-    completeness = round((source - sums.get("missing", 0)) * 100.0 / source, 3) if source else 100.0
+    # None, not 100 %: with no source records there is nothing to be complete about.
+    completeness = round((source - sums.get("missing", 0)) * 100.0 / source, 3) if source else None
     log.info("audit: %d windows, %d records processed", sums.get("windows", 0), sums.get("target_records", 0))
     return sums | {"completeness_pct": completeness, "loss": _rows(loss)}
 

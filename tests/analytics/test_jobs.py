@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -40,12 +40,29 @@ def test_the_cli_writes_and_prints_the_summary(
     assert spark.read.parquet(f"{out}/windows").count() == 1
 
 
-def test_an_empty_lake_gives_empty_reports(spark: SparkSession, tmp_path: Path) -> None:
+def test_an_empty_lake_gives_empty_reports_that_say_no_data(spark: SparkSession, tmp_path: Path) -> None:
     lake = str(tmp_path / "empty")
-    assert run_job("latency", lake, str(tmp_path / "l"), spark=spark)["facts"] == 0
-    assert run_job("audit", lake, str(tmp_path / "a"), spark=spark)["windows"] == 0
+    latency = run_job("latency", lake, str(tmp_path / "l"), spark=spark)
+    assert (latency["facts"], latency["no_data"]) == (0, True)
+    audit = run_job("audit", lake, str(tmp_path / "a"), spark=spark)
+    assert (audit["windows"], audit["no_data"], audit["completeness_pct"]) == (0, True, None)
+    assert audit["note"].startswith("no data")
     topology = run_job("topology", lake, str(tmp_path / "t"), spark=spark)
     assert (topology["nodes"], topology["hops"], topology["heartbeat_arrivals"]) == ([], {}, 0)
+    assert topology["no_data"] is True
+
+
+def test_an_audit_over_a_window_without_facts_never_claims_100_percent(spark: SparkSession, tmp_path: Path) -> None:
+    lake = str(tmp_path / "lake")
+    write_facts(lake, [fact("a->b", "t", 0, 0, 9, ts=T0, acked=T0 + 5)])
+    later = datetime.fromtimestamp((T0 + 3 * 3_600_000) / 1000, UTC)
+    empty = run_job("audit", lake, str(tmp_path / "e"), later, later + timedelta(hours=1), spark=spark)
+    assert (empty["source_records"], empty["completeness_pct"], empty["no_data"]) == (0, None, True)
+    assert json.loads(Path(tmp_path / "e" / "summary.json").read_text())["completeness_pct"] is None
+    full = run_job("audit", lake, str(tmp_path / "f"), spark=spark)
+    assert (full["source_records"], full["completeness_pct"], full["no_data"], full["note"]) == (10, 100.0, False, "")
+    latency = run_job("latency", lake, str(tmp_path / "l"), spark=spark)
+    assert (latency["facts"], latency["no_data"]) == (1, False)
 
 
 def test_an_unreadable_lake_raises(spark: SparkSession, tmp_path: Path) -> None:

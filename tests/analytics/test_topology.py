@@ -83,6 +83,23 @@ def test_dead_silent_and_unconfigured_links_and_cycles(spark: SparkSession, tmp_
     ], key=repr)  # fmt: skip
 
 
+def test_links_are_judged_as_of_the_last_collector_pass_within_the_allowed_lag(
+    spark: SparkSession, tmp_path: Path
+) -> None:  # fmt: skip
+    lake = str(tmp_path / "lake")
+    # One collector pass 25 s before the window end stamped every arrival it read (arrival_kind 'consumed').
+    write_arrivals(lake, [
+        arrival("B", ["A", "B"], UNTIL - 25_500, UNTIL - 25_000),
+        arrival("C", ["B", "C"], UNTIL - 31_000, UNTIL - 25_000),
+    ])  # fmt: skip
+    flows = ["A->B", "B->C"]
+    between_passes = run_job("topology", lake, str(tmp_path / "a"), until=_dt(UNTIL), spark=spark, flows=flows)
+    assert between_passes["dead_links"] == []  # judged at the pass: A->B and B->C's last heartbeats came with it
+    strict = run_job("topology", lake, str(tmp_path / "b"), until=_dt(UNTIL), spark=spark, flows=flows,
+                     collection_lag_s=10)  # fmt: skip
+    assert strict["dead_links"] == ["A->B", "B->C"]  # a pass this late means the links (or the collector) died
+
+
 def test_simple_cycles_are_listed_once_from_their_smallest_alias() -> None:
     edges = [("a", "b"), ("b", "a"), ("b", "c"), ("c", "a"), ("c", "d")]
     assert simple_cycles(edges) == [["a", "b"], ["a", "b", "c"]]

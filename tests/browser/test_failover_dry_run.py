@@ -17,7 +17,17 @@ from controlplane.failover.services.readers import newest_heartbeat
 from controlplane.flows.models import Flow
 from controlplane.flows.services import cluster_config
 from tests.browser.conftest import log_in, make_user, shoot
-from tests.browser.wizard import at_step, checkpoint_to_apply, failover_flow, fence, healthy, plan, preflight, start
+from tests.browser.wizard import (
+    at_step,
+    checkpoint_to_apply,
+    failover_flow,
+    fence,
+    healthy,
+    jobs_env,
+    plan,
+    preflight,
+    start,
+)
 from tests.support.celery import Processes, start_celery
 from tests.support.failover import committed, consume_and_commit
 from tests.support.kafka import admin, create_topic, end_offsets, topic_partitions, unique_topic, wait_until
@@ -44,7 +54,7 @@ def test_a_dry_run_goes_through_every_step_and_changes_nothing(
     produce_known(west, topic, PARTITIONS, RECORDS)  # and no more: the producers have stopped
     clusters = {a: Cluster.objects.create(alias=a, bootstrap_servers=kafka_clusters[a]) for a in ("us-west", "us-east")}
     flow = failover_flow(clusters["us-west"], clusters["us-east"], topic, f"{group}.*")
-    start_celery(celery_env, celery_processes, tmp_path, "w1", "beat", concurrency=4)
+    start_celery(jobs_env(celery_env), celery_processes, tmp_path, "w1", "beat", concurrency=4)
     consume_and_commit(west, group, topic, RECORDS * 3 // 4)  # a position in every partition
     remote = f"us-west.{topic}"
     copied = {p: RECORDS // PARTITIONS for p in range(PARTITIONS)}

@@ -20,6 +20,7 @@ from tests.browser.wizard import (
     failover_flow,
     fence,
     healthy,
+    jobs_env,
     plan,
     preflight,
     start,
@@ -41,7 +42,7 @@ def test_a_planned_failover_through_the_wizard_is_exact_and_survives_a_reload(
     create_topic(west, topic, partitions=PARTITIONS)
     clusters = {a: Cluster.objects.create(alias=a, bootstrap_servers=kafka_clusters[a]) for a in ("us-west", "us-east")}
     flow = failover_flow(clusters["us-west"], clusters["us-east"], topic, f"{group}.*")
-    start_celery(celery_env, celery_processes, tmp_path, "w1", "beat", concurrency=4)
+    start_celery(jobs_env(celery_env), celery_processes, tmp_path, "w1", "beat", concurrency=4)
     make_user("olga", "operator")
     log_in(page, live_server.url, "olga")
 

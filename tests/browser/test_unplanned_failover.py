@@ -29,6 +29,7 @@ from tests.browser.wizard import (
     failover_flow,
     fence,
     healthy,
+    jobs_env,
     plan,
     preflight,
     start,
@@ -101,7 +102,7 @@ def test_an_unplanned_failover_reports_its_rpo_and_then_fails_back_exactly(
     source = Cluster.objects.create(alias=ALIAS, bootstrap_servers=west)
     target = Cluster.objects.create(alias="us-east", bootstrap_servers=east)
     forward = failover_flow(source, target, topic, f"{group}.*")
-    start_celery(celery_env, celery_processes, tmp_path, "w1", "beat", concurrency=5)
+    start_celery(jobs_env(celery_env), celery_processes, tmp_path, "w1", "beat", concurrency=5)
     make_user("olga", "operator")
     log_in(page, live_server.url, "olga")
     remote = f"{ALIAS}.{topic}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from playwright.sync_api import Page, expect
 
 from controlplane.clusters.models import Cluster
@@ -11,6 +12,11 @@ from controlplane.ui.services.health import health
 from tests.browser.conftest import shoot
 
 STEP_TIMEOUT = 120_000
+
+
+def jobs_env(celery_env: dict[str, str]) -> dict[str, str]:
+    """The worker's environment, listening on the broker the live server enqueues each step's job on."""
+    return {**celery_env, "CELERY_BROKER_URL": str(settings.CELERY_BROKER_URL)}
 
 
 def failover_flow(source: Cluster, target: Cluster, topic: str, groups: str) -> Flow:
@@ -55,10 +61,12 @@ def preflight(page: Page, name: str) -> None:
 
 
 def fence(page: Page, until: str = "checkpoint", attempts: int = 20) -> None:
-    """Confirm and verify; while the source's end offsets still move, verify again."""
+    """Confirm and verify; while the source's end offsets still move, verify again. The button is disabled while
+    the step's job is queued or running."""
     for _ in range(attempts):
         page.check("#fence-confirm")
         page.get_by_role("button", name="Verify the fence").click()
+        expect(page.locator("#panel .jobstate")).to_have_count(0, timeout=STEP_TIMEOUT)
         expect(page.locator("#panel button").first).to_be_enabled(timeout=STEP_TIMEOUT)
         if page.locator(f"#panel h2[data-current={until}]").count():
             return

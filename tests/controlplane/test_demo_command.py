@@ -13,6 +13,7 @@ import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -129,3 +130,13 @@ def test_demo_superuser_is_created_then_given_the_new_password() -> None:
     user = get_user_model().objects.get(username="admin")
     assert user.is_superuser and user.is_staff
     assert user.check_password("second")
+
+
+def test_no_traffic_starts_no_generator_and_the_generator_gets_its_switch(settings: Any) -> None:
+    from controlplane.core.management.commands.demo import _child_commands
+    from replication.localkafka.traffic import demo_control_dir
+
+    bootstraps = {"us-west": "127.0.0.1:19092"}
+    assert "traffic" not in _child_commands(8000, bootstraps, traffic=False)
+    generator = _child_commands(8000, bootstraps)["traffic"]
+    assert generator[generator.index("--control") + 1] == str(demo_control_dir(settings.STATE_DIR))

@@ -18,7 +18,7 @@ import redis
 from django.db import connection
 
 REPO = Path(__file__).resolve().parents[2]
-BROKER_DB = 14
+BROKER_DB = int(os.environ.get("MIRRORPLANE_TEST_WORKER_REDIS_DB", "14"))  # flushed: one per parallel run
 LEASE_SECONDS = 4
 Processes = dict[str, subprocess.Popen[bytes]]
 

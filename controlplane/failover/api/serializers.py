@@ -7,12 +7,48 @@ from typing import Any
 from rest_framework import serializers
 
 from controlplane.clusters.api.fields import ClusterAliasField
-from controlplane.failover.choices import STEP_ORDER, Mode, Status, Step
+from controlplane.failover.choices import STEP_ORDER, JobState, Mode, Status, Step
 from controlplane.failover.models import Failover
+from controlplane.failover.services.machine import ACTIVE_JOB, job_busy
 from controlplane.flows.models import Flow
 
 MAX_GROUPS = 100
 MAX_GROUP_LENGTH = 255
+
+
+class StepJobSerializer(serializers.Serializer[Failover]):
+    """The background job of the last step started: poll the failover until ``state`` is succeeded or failed."""
+
+    step = serializers.CharField(source="job_step", help_text="the step the job runs ('' before any)")
+    state = serializers.ChoiceField(source="job_state", choices=JobState.choices,
+                                    help_text="idle, queued, running, succeeded or failed")  # fmt: skip
+    by = serializers.SerializerMethodField(help_text="username of who started it (null if unknown)")
+    inputs = serializers.JSONField(source="job_inputs", help_text="the inputs the step runs with")
+    queued_at = serializers.DateTimeField(source="job_queued_at", allow_null=True)
+    started_at = serializers.DateTimeField(source="job_started_at", allow_null=True,
+                                           help_text="when a worker started it (null while queued)")  # fmt: skip
+    finished_at = serializers.DateTimeField(source="job_finished_at", allow_null=True)
+    expires_at = serializers.DateTimeField(
+        source="job_expires_at", allow_null=True,
+        help_text="a queued or running job not finished by then is presumed dead (its worker was killed): the step "
+        "can be started again, and a late result of the old job is discarded",
+    )  # fmt: skip
+    expired = serializers.SerializerMethodField(help_text="queued or running, but past expires_at")
+    error = serializers.CharField(source="job_error", help_text="why the job failed ('' unless state is failed)")
+    result = serializers.SerializerMethodField(
+        help_text="the step's stored result once the job succeeded (also under steps.<step>.result), else null"
+    )
+
+    def get_by(self, failover: Failover) -> str | None:
+        return failover.job_by.get_username() if failover.job_by is not None else None
+
+    def get_expired(self, failover: Failover) -> bool:
+        return failover.job_state in ACTIVE_JOB and not job_busy(failover)
+
+    def get_result(self, failover: Failover) -> dict[str, Any] | None:
+        if failover.job_state != JobState.SUCCEEDED:
+            return None
+        return failover.result(failover.job_step)
 
 
 class FailoverSerializer(serializers.ModelSerializer[Failover]):
@@ -23,11 +59,12 @@ class FailoverSerializer(serializers.ModelSerializer[Failover]):
     )
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
     stepper = serializers.SerializerMethodField(help_text="every step with done, current, skipped or todo")
+    job = StepJobSerializer(source="*", read_only=True, help_text="the background job of the last step started")
 
     class Meta:
         model = Failover
         fields = ["id", "mode", "source", "target", "groups", "dry_run", "drain_threshold", "step", "status",
-                  "steps", "stepper", "created_by", "created_at", "updated_at"]  # fmt: skip
+                  "steps", "stepper", "job", "created_by", "created_at", "updated_at"]  # fmt: skip
         read_only_fields = ["step", "status", "steps", "created_by", "created_at", "updated_at"]
 
     def get_stepper(self, failover: Failover) -> list[dict[str, str]]:
@@ -91,6 +128,18 @@ class FailbackSerializer(serializers.Serializer[dict[str, Any]]):
 
 class AbortSerializer(serializers.Serializer[dict[str, Any]]):
     reason = serializers.CharField(max_length=500, required=False, default="", allow_blank=True)
+
+
+class DrainThresholdSerializer(serializers.Serializer[dict[str, Any]]):
+    drain_threshold = serializers.IntegerField(min_value=0, max_value=2**31 - 1,
+                                               help_text="records of flow lag the drain waits for")  # fmt: skip
+
+
+class BusySerializer(serializers.Serializer[dict[str, Any]]):
+    """409: a job of this failover is queued or running; ``job`` is its state."""
+
+    detail = serializers.CharField()
+    job = StepJobSerializer()
 
 
 class EmptySerializer(serializers.Serializer[dict[str, Any]]):

@@ -1,10 +1,14 @@
-"""/api/v1/failovers/: create (the plan), read, and one action per step. Operators and admins run them."""
+"""/api/v1/failovers/: create (the plan), read, and one action per step. Operators and admins run them.
+
+A step's POST only validates and claims the step (a conditional UPDATE), enqueues its job and answers 202 with the
+failover, whose ``job`` the client polls with GET. A step already claimed answers 409 with the job's state.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import APIException
@@ -17,7 +21,8 @@ from controlplane.core.permissions import HasRole
 from controlplane.failover.api import serializers as s
 from controlplane.failover.choices import Step
 from controlplane.failover.models import Failover
-from controlplane.failover.services import failback, machine, offsets, steps
+from controlplane.failover.services import machine
+from controlplane.failover.tasks import run_step
 
 PLAN_FIELDS = ("mode", "source", "target", "groups", "dry_run", "drain_threshold")
 
@@ -36,17 +41,19 @@ def _step(name: str, inputs: type[BaseSerializer[Any]], doc: str) -> Any:
     run_step.__name__ = run_step.__qualname__ = name
     run_step.__doc__ = doc
     decorated = action(detail=True, methods=["post"], url_path=name, url_name=name)(run_step)
-    return extend_schema(request=inputs, responses=s.FailoverSerializer)(decorated)
+    responses = {202: s.FailoverSerializer, 409: OpenApiResponse(s.BusySerializer, "busy or at another step")}
+    return extend_schema(request=inputs, responses=responses)(decorated)
 
 
 class FailoverViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
                       viewsets.GenericViewSet[Failover]):  # fmt: skip
     """A failover is created by its plan (step 1), then walked step by step; every step is audited."""
 
-    queryset = Failover.objects.select_related("source", "target", "created_by")
+    queryset = Failover.objects.select_related("source", "target", "created_by", "job_by")
     serializer_class = s.FailoverSerializer
     permission_classes = [HasRole]
-    operator_actions = ("create", "preflight", "drain", "fence", "checkpoint", "apply", "verify", "failback", "abort")
+    operator_actions = ("create", "preflight", "drain", "fence", "checkpoint", "apply", "verify", "failback", "abort",
+                        "drain_threshold")  # fmt: skip
 
     preflight = _step("preflight", s.PreflightSerializer, "2. Run the checks; warnings named in acknowledge pass.")
     drain = _step("drain", s.EmptySerializer, "3. Planned only: poll until the flow lag is at most the threshold.")
@@ -67,14 +74,29 @@ class FailoverViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins.Ret
                                       "by": self.request.user.get_username(), "complete": True}}  # fmt: skip
         failover.save(update_fields=["steps"])
 
-    @extend_schema(request=s.AbortSerializer, responses=s.FailoverSerializer)
+    @extend_schema(request=s.AbortSerializer, responses={200: s.FailoverSerializer, 409: s.BusySerializer})
     @action(detail=True, methods=["post"])
     def abort(self, request: Request, pk: str | None = None) -> Response:
-        """Stop the failover where it is; nothing is undone."""
+        """Stop the failover where it is; nothing is undone. Refused (409) while a step's job is queued or running."""
         inputs = s.AbortSerializer(data=request.data)
         inputs.is_valid(raise_exception=True)
         try:
             failover = machine.abort(self.get_object().pk, inputs.validated_data["reason"], request.user)
+        except machine.Busy as exc:
+            return _busy(exc)
+        except machine.WrongStep as exc:
+            raise StepConflict(str(exc)) from None
+        return Response(s.FailoverSerializer(failover).data)
+
+    @extend_schema(request=s.DrainThresholdSerializer, responses=s.FailoverSerializer)
+    @action(detail=True, methods=["post"], url_path="drain-threshold", url_name="drain-threshold")
+    def drain_threshold(self, request: Request, pk: str | None = None) -> Response:
+        """Change the drain threshold before the drain completes, without starting over; the next poll uses it."""
+        inputs = s.DrainThresholdSerializer(data=request.data)
+        inputs.is_valid(raise_exception=True)
+        try:
+            failover = machine.set_drain_threshold(self.get_object().pk, inputs.validated_data["drain_threshold"],
+                                                   request.user)  # fmt: skip
         except machine.WrongStep as exc:
             raise StepConflict(str(exc)) from None
         return Response(s.FailoverSerializer(failover).data)
@@ -82,23 +104,23 @@ class FailoverViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins.Ret
     def _run(self, name: str, inputs_type: type[BaseSerializer[Any]], request: Request) -> Response:
         inputs = inputs_type(data=request.data)
         inputs.is_valid(raise_exception=True)
-        function = _FUNCTIONS[name] if name != "failback" else _failback_by(request.user)
+        pk = self.get_object().pk
         try:
-            failover = machine.run(self.get_object().pk, name, dict(inputs.validated_data), request.user, function)
+            token = machine.claim(pk, name, dict(inputs.validated_data), request.user)
+        except machine.Busy as exc:
+            return _busy(exc)
         except machine.WrongStep as exc:
             raise StepConflict(str(exc)) from None
-        return Response(s.FailoverSerializer(failover).data)
+        try:
+            run_step.delay_on_commit(pk, token)
+        except Exception as exc:  # the broker is down: free the claim at once rather than when it expires
+            machine.fail(pk, token, f"the job could not be queued: {type(exc).__name__}: {exc}")
+            failover = self.get_queryset().get(pk=pk)
+            return Response(s.FailoverSerializer(failover).data, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+        # Read back: with an eager Celery (tests) the job has already run and its result is shown.
+        return Response(s.FailoverSerializer(self.get_queryset().get(pk=pk)).data, status=status.HTTP_202_ACCEPTED)
 
 
-_FUNCTIONS: dict[str, machine.StepFunction] = {
-    "preflight": steps.preflight_step,
-    "drain": steps.drain_step,
-    "fence": steps.fence_step,
-    "checkpoint": offsets.checkpoint_step,
-    "apply": offsets.apply_step,
-    "verify": offsets.verify_step,
-}
-
-
-def _failback_by(user: Any) -> machine.StepFunction:
-    return lambda failover, inputs: failback.failback_step(failover, inputs, user)
+def _busy(exc: machine.Busy) -> Response:
+    body = {"detail": str(exc), "job": s.StepJobSerializer(exc.failover).data}
+    return Response(body, status=status.HTTP_409_CONFLICT)

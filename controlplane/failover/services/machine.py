@@ -1,28 +1,52 @@
-"""The failover state machine: which step runs next, storing each step's inputs and result, and the audit record.
+"""The failover state machine: which step runs next, each step as a background job, storing its result and audit.
 
-A step runs under a row lock, so two browsers pressing the same button run it once after the other; the second
-sees the step already done and is refused with the step the failover is really at.
+A step runs in three moves, none of which holds a transaction across Kafka I/O:
+
+1. ``claim`` (the web request): a conditional UPDATE moves the job from idle/finished/expired to ``queued`` with
+   a fresh token, only if the failover stands at that step. One of two concurrent requests wins; the other is
+   told who holds the claim (``Busy``) or where the failover really stands (``WrongStep``).
+2. ``execute`` (the Celery job): ``queued`` -> ``running`` for that token, then the step's function runs with no
+   transaction open (seconds to ~40 s of Kafka I/O).
+3. ``finish``/``fail``: a short transaction stores the result (or the error) only while the token is still the
+   job's own, so a job whose claim expired and was taken over cannot overwrite its successor.
+
+A claim expires (``QUEUED_SECONDS`` waiting for a worker, ``RUNNING_SECONDS`` once running), so a job whose worker
+was killed leaves a step that can be started again.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from controlplane.audit.services import record
-from controlplane.failover.choices import STEP_ORDER, Mode, Status, Step
+from controlplane.failover.choices import STEP_ORDER, JobState, Mode, Status, Step
 from controlplane.failover.models import Failover
 
 User = AbstractBaseUser | AnonymousUser | None
 StepFunction = Callable[[Failover, dict[str, Any]], tuple[dict[str, Any], bool]]
+QUEUED_SECONDS = 120  # no worker took the job by then: the step may be started again
+RUNNING_SECONDS = 180  # the slowest step is ~40 s of Kafka calls with 10 s deadlines each; leave room
+ACTIVE_JOB = (JobState.QUEUED, JobState.RUNNING)
 
 
 class WrongStep(Exception):
     """The step asked for is not the failover's current one."""
+
+
+class Busy(Exception):
+    """A job of this failover is queued or running; ``failover`` shows it."""
+
+    def __init__(self, failover: Failover) -> None:
+        super().__init__(f"step {failover.job_step} is already {failover.job_state} (started by another request)")
+        self.failover = failover
 
 
 def next_step(failover: Failover, done: str) -> str:
@@ -32,21 +56,80 @@ def next_step(failover: Failover, done: str) -> str:
     return following
 
 
-def run(pk: int, step: str, inputs: dict[str, Any], user: User, function: StepFunction) -> Failover:
-    """Run ``function`` for ``step`` if the failover stands there; advance when it says the step is complete."""
+def job_busy(failover: Failover) -> bool:
+    """A job holds the failover: queued or running, and its claim has not expired."""
+    expires = failover.job_expires_at
+    return failover.job_state in ACTIVE_JOB and expires is not None and expires > timezone.now()
+
+
+def claim(pk: int, step: str, inputs: dict[str, Any], user: User) -> str:
+    """Queue ``step``'s job if the failover stands there and no live job holds it; returns the claim's token."""
+    now, token = timezone.now(), uuid.uuid4().hex
+    free = ~Q(job_state__in=ACTIVE_JOB) | Q(job_expires_at__lt=now) | Q(job_expires_at__isnull=True)
+    claimed = Failover.objects.filter(free, pk=pk, status=Status.ACTIVE, step=step).update(
+        job_state=JobState.QUEUED, job_step=step, job_token=token, job_inputs=inputs,
+        job_by=user if isinstance(user, AbstractBaseUser) else None, job_queued_at=now, job_started_at=None,
+        job_finished_at=None, job_expires_at=now + timedelta(seconds=QUEUED_SECONDS), job_error="", updated_at=now,
+    )  # fmt: skip
+    if claimed == 1:
+        return token
+    failover = Failover.objects.get(pk=pk)
+    if failover.status == Status.ACTIVE and job_busy(failover):
+        raise Busy(failover)
+    raise WrongStep(f"the failover is {failover.get_status_display().lower()} at step {failover.step}")
+
+
+def execute(pk: int, token: str, functions: Callable[[str, User], StepFunction]) -> str:
+    """The job: start the claim, run the step outside any transaction, store what came out. Returns the outcome."""
+    now = timezone.now()
+    started = Failover.objects.filter(pk=pk, job_token=token, job_state=JobState.QUEUED).update(
+        job_state=JobState.RUNNING, job_started_at=now, job_expires_at=now + timedelta(seconds=RUNNING_SECONDS)
+    )
+    if started != 1:
+        return "stale"  # the claim expired and was taken over, or the job was delivered twice
+    failover = Failover.objects.select_related("source", "target", "job_by").get(pk=pk)
+    function = functions(failover.job_step, failover.job_by)
+    try:
+        result, complete = function(failover, dict(failover.job_inputs))
+    except Exception as exc:  # any failure of the step is stored for the operator, not lost in a log
+        return "failed" if fail(pk, token, f"{type(exc).__name__}: {exc}") else "stale"
+    return "succeeded" if finish(pk, token, result, complete) else "stale"
+
+
+def finish(pk: int, token: str, result: dict[str, Any], complete: bool) -> bool:
+    """Store the step's result and advance if it is complete, only while ``token`` still holds the claim."""
     with transaction.atomic():
-        failover = Failover.objects.select_for_update().select_related("source", "target").get(pk=pk)
-        if failover.status != Status.ACTIVE or failover.step != step:
-            raise WrongStep(f"the failover is {failover.get_status_display().lower()} at step {failover.step}")
-        result, complete = function(failover, inputs)
+        failover = Failover.objects.select_for_update(of=("self",)).select_related("job_by").get(pk=pk)
+        if failover.job_token != token or failover.job_state != JobState.RUNNING:
+            return False
+        step, user, inputs = failover.job_step, failover.job_by, failover.job_inputs
         store(failover, step, inputs, result, user, complete)
         if complete:
             _advance(failover, step)
+        _finished(failover, JobState.SUCCEEDED, "")
         failover.save()
         # A step that is polled while it waits (drain, catching up) is audited when it starts and when it ends.
         if complete or not result.get("waiting") or failover.steps[step]["attempts"] == 1:
             record(user, f"failover.{step}", failover, before={"inputs": inputs}, after=_audited(result, complete))
-    return failover
+    return True
+
+
+def fail(pk: int, token: str, error: str) -> bool:
+    """Store the job's error (the step stays where it is and can be started again), if the claim is still its own."""
+    with transaction.atomic():
+        failover = Failover.objects.select_for_update(of=("self",)).select_related("job_by").get(pk=pk)
+        if failover.job_token != token or failover.job_state not in ACTIVE_JOB:
+            return False
+        _finished(failover, JobState.FAILED, error[:2000])
+        failover.save()
+        record(failover.job_by, f"failover.{failover.job_step}", failover, before={"inputs": failover.job_inputs},
+               after={"complete": False, "error": failover.job_error})  # fmt: skip
+    return True
+
+
+def _finished(failover: Failover, state: str, error: str) -> None:
+    failover.job_state, failover.job_error = state, error
+    failover.job_finished_at, failover.job_expires_at = timezone.now(), None
 
 
 def store(failover: Failover, step: str, inputs: dict[str, Any], result: dict[str, Any], user: User,
@@ -69,14 +152,33 @@ def _advance(failover: Failover, done: str) -> None:
 
 
 def abort(pk: int, reason: str, user: User) -> Failover:
+    """Stop the failover where it is. Refused (``Busy``) while a step's job holds it: the operator aborts once the
+    job has ended, so a step is never cut off halfway through its writes."""
     with transaction.atomic():
         failover = Failover.objects.select_for_update().get(pk=pk)
         if failover.status != Status.ACTIVE:
             raise WrongStep(f"the failover is already {failover.get_status_display().lower()}")
+        if job_busy(failover):
+            raise Busy(failover)
         failover.status = Status.ABORTED
         store(failover, "abort", {"reason": reason}, {"at_step": failover.step}, user, True)
         failover.save()
         record(user, "failover.abort", failover, before={"step": failover.step}, after={"reason": reason})
+    return failover
+
+
+def set_drain_threshold(pk: int, threshold: int, user: User) -> Failover:
+    """Change the lag the drain waits for, while the failover has not passed the drain; the next poll uses it."""
+    with transaction.atomic():
+        failover = Failover.objects.select_for_update().get(pk=pk)
+        if failover.status != Status.ACTIVE or failover.step not in (Step.PREFLIGHT, Step.DRAIN):
+            raise WrongStep(f"the failover is {failover.get_status_display().lower()} at step {failover.step}: "
+                            "the drain threshold can only change before the drain completes")  # fmt: skip
+        before = failover.drain_threshold
+        failover.drain_threshold = threshold
+        failover.save(update_fields=["drain_threshold", "updated_at"])
+        record(user, "failover.drain_threshold", failover, before={"drain_threshold": before},
+               after={"drain_threshold": threshold})  # fmt: skip
     return failover
 
 

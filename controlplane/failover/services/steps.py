@@ -1,6 +1,8 @@
-"""One function per wizard step: (failover, inputs) -> (result, complete). ``machine.run`` stores and audits them.
+"""One function per wizard step: (failover, inputs) -> (result, complete). ``machine.execute`` runs them as
+background jobs, then stores and audits what they return.
 
-Steps 5 to 8 (final checkpoint and preview, apply, verify, failback) are in ``offsets`` and ``failback``.
+The drain is in ``drain``; steps 5 to 8 (final checkpoint and preview, apply, verify, failback) are in ``offsets``
+and ``failback``.
 """
 
 from __future__ import annotations
@@ -11,8 +13,6 @@ from typing import Any
 from controlplane.failover.choices import Check
 from controlplane.failover.models import Failover
 from controlplane.failover.services import context, kafka, preflight
-from controlplane.orchestration.services.status import flow_status
-from controlplane.ui.services.health import totals
 
 FENCE_WINDOW_SECONDS = 3.0
 Outcome = tuple[dict[str, Any], bool]
@@ -28,21 +28,6 @@ def preflight_step(failover: Failover, inputs: dict[str, Any]) -> Outcome:
     rpo = preflight.rpo_estimate(context.flows(failover).forward)
     result = {"checks": checks, "failed": failed, "unacknowledged": unacknowledged, "rpo": rpo}
     return result, bool(inputs.get("proceed")) and not failed and not unacknowledged
-
-
-def drain_step(failover: Failover, inputs: dict[str, Any]) -> Outcome:
-    """Complete once the flow's lag is at most the threshold; the UI polls it for the progress bar."""
-    flow = context.flows(failover).forward
-    if flow is None:
-        return {"error": "the flow from the source to the target no longer exists", "waiting": True}, False
-    lag = totals(flow_status(flow)).lag
-    first = (failover.steps.get("drain") or {}).get("result", {}).get("initial_lag")
-    initial = first if first is not None else lag
-    done = lag is not None and lag <= failover.drain_threshold
-    progress = 1.0 if done else (0.0 if not initial or lag is None else max(0.0, 1 - lag / max(initial, 1)))
-    result = {"lag": lag, "initial_lag": initial, "threshold": failover.drain_threshold,
-              "progress": round(progress, 3), "waiting": not done}  # fmt: skip
-    return result, done
 
 
 def fence_step(failover: Failover, inputs: dict[str, Any]) -> Outcome:

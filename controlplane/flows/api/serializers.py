@@ -12,7 +12,7 @@ from controlplane.clusters.models import Cluster
 from controlplane.flows import validation
 from controlplane.flows.models import Flow
 from controlplane.flows.overrides import CONSUMER_OVERRIDES_ALLOWED, PRODUCER_OVERRIDES_ALLOWED, override_errors
-from controlplane.flows.services import FLOW_PROPERTY_FIELDS
+from controlplane.flows.services import FACTS_FIELDS, FLOW_PROPERTY_FIELDS
 
 MAX_PATTERNS = 1000
 MAX_PATTERN_LENGTH = 1000
@@ -43,13 +43,15 @@ class FlowSerializer(serializers.ModelSerializer[Flow]):
 
     class Meta:
         model = Flow
-        fields = ["id", "name", "source", "target", "paused", "generation", *FLOW_PROPERTY_FIELDS]
+        fields = ["id", "name", "source", "target", "paused", "generation", *FLOW_PROPERTY_FIELDS, *FACTS_FIELDS]
         fields += ["created_at", "updated_at"]
         read_only_fields = ["paused", "generation"]
         validators: list[Any] = []  # the (source, target) uniqueness is checked in validate() with a clearer message
         extra_kwargs = {
             "tasks_max": {"max_value": MAX_TASKS},
             "replication_factor": {"min_value": -1, "max_value": 32767},
+            "facts_lake": {"help_text": "facts.lake: directory or Hadoop URI; empty: the control plane's lake"},
+            "facts_enabled": {"help_text": "write replication facts for the analytics reports"},
             **{name: {"max_value": MAX_INTERVAL_SECONDS} for name in FLOW_PROPERTY_FIELDS if name.endswith("seconds")},
         }
 
@@ -73,6 +75,11 @@ class FlowSerializer(serializers.ModelSerializer[Flow]):
 
     def validate_config_properties_exclude(self, value: list[str]) -> list[str]:
         return validation.patterns("config.properties.exclude", value)
+
+    def validate_facts_lake(self, value: str) -> str:
+        if "\x00" in value or value != value.strip():
+            raise serializers.ValidationError("a directory or URI without NUL bytes or surrounding spaces")
+        return value
 
     def validate_producer_overrides(self, value: dict[str, str]) -> dict[str, str]:
         return _allowed(value, PRODUCER_OVERRIDES_ALLOWED)

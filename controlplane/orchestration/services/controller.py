@@ -14,7 +14,7 @@ from controlplane.flows.services import flow_config
 from controlplane.orchestration.choices import TaskState
 from controlplane.orchestration.models import FlowPlan, TaskAssignment
 from controlplane.orchestration.planning import is_balanced, plan_assignment, runs
-from controlplane.orchestration.services import leases
+from controlplane.orchestration.services import capacity, leases
 from replication.clients import ClientFactory
 from replication.topics import TopicSync
 
@@ -30,18 +30,24 @@ def retry_delay() -> timedelta:
 
 
 def tick() -> list[int]:
-    """One controller pass over every flow; returns the assignment ids dispatched to workers."""
+    """One controller pass over every flow; returns the assignment ids dispatched to workers.
+
+    The live workers' free slots are counted once and shared by the pass: older flows are placed first.
+    """
     dispatched: list[int] = []
+    room = capacity.current()
     for flow in Flow.objects.select_related("source", "target").order_by("pk"):
         try:
-            dispatched += reconcile(flow)
+            dispatched += reconcile(flow, room)
         except Exception:  # one broken flow must not stop the others
             log.exception("controller: flow %s", flow.pk)
     return dispatched
 
 
-def reconcile(flow: Flow) -> list[int]:
+def reconcile(flow: Flow, room: capacity.Capacity | None = None) -> list[int]:
     plan_row, _ = FlowPlan.objects.get_or_create(flow=flow)
+    if not flow.enabled or flow.paused:
+        flow.assignments.exclude(unplaced_reason="").update(unplaced_reason="")  # not waiting for a slot
     if not flow.enabled:
         return []
     partitions = _source_partitions(flow, plan_row)
@@ -50,7 +56,29 @@ def reconcile(flow: Flow) -> list[int]:
     if flow.paused:
         return []
     _dispatch_topic_sync(flow, plan_row)
-    return _dispatch(flow)
+    if not _provisioned(flow, plan_row):
+        return []
+    return _dispatch(flow, room if room is not None else capacity.current())
+
+
+def _provisioned(flow: Flow, plan_row: FlowPlan) -> bool:
+    """Queue the provisioning job when the flow was never provisioned or was edited since; True once provisioned.
+
+    Only the first provisioning gates dispatch: running tasks are not stopped for a re-provisioning.
+    """
+    from controlplane.orchestration.tasks import provision_flow
+
+    now = timezone.now()
+    stale = plan_row.provisioned_at is None or flow.updated_at > plan_row.provisioned_at
+    queued = plan_row.provision_dispatched_at
+    due = stale and (queued is None or queued + retry_delay() < now)
+    # Claimed by a conditional UPDATE: the tick and a provisioning job's own dispatch never both queue one.
+    if due and FlowPlan.objects.filter(pk=plan_row.pk, provision_dispatched_at=queued).update(
+        provision_dispatched_at=now
+    ):
+        plan_row.provision_dispatched_at = now
+        transaction.on_commit(lambda pk=flow.pk: provision_flow.delay(pk))
+    return plan_row.provisioned_at is not None
 
 
 def _source_partitions(flow: Flow, plan_row: FlowPlan) -> list[tuple[str, int]]:
@@ -105,21 +133,33 @@ def _store(flow: Flow, plan: dict[int, list[tuple[str, int]]]) -> None:
             TaskAssignment.objects.filter(pk=assignment.pk).update(partitions=wanted)
 
 
-def _dispatch(flow: Flow) -> list[int]:
+def _dispatch(flow: Flow, room: capacity.Capacity) -> list[int]:
     """Queue a runner for every assignment that `runs` and has no live lease (not too often, and not after data
-    loss)."""
+    loss), as far as the live workers have free slots; the others are marked unplaced with the reason."""
     from controlplane.orchestration.tasks import run_assignment
 
     now = timezone.now()
+    waiting = [
+        a
+        for a in flow.assignments.all()
+        if runs(a.task_id, a.partitions) and not leases.holds_live_lease(a) and _may_dispatch(a, now)
+    ]
+    placed, reason = room.place(len(waiting))
     dispatched = []
-    for assignment in flow.assignments.all():
-        if not runs(assignment.task_id, assignment.partitions):
-            continue
-        if leases.holds_live_lease(assignment) or not _may_dispatch(assignment, now):
-            continue
-        TaskAssignment.objects.filter(pk=assignment.pk).update(dispatched_at=now)
-        transaction.on_commit(lambda pk=assignment.pk: run_assignment.delay(pk))
-        dispatched.append(assignment.pk)
+    for assignment in waiting[:placed]:
+        # A conditional UPDATE: when the tick and a provisioning job dispatch at once, one of them queues it.
+        claimed = TaskAssignment.objects.filter(pk=assignment.pk, dispatched_at=assignment.dispatched_at).update(
+            dispatched_at=now, unplaced_reason=""
+        )
+        if claimed:
+            transaction.on_commit(lambda pk=assignment.pk: run_assignment.delay(pk))
+            dispatched.append(assignment.pk)
+    unplaced = [a.pk for a in waiting[placed:]]
+    if any(a.unplaced_reason != reason for a in waiting[placed:]):
+        log.warning("controller: flow %s: %d task(s) not placed: %s", flow.pk, len(unplaced), reason)
+    if unplaced:
+        TaskAssignment.objects.filter(pk__in=unplaced).update(unplaced_reason=reason)
+    flow.assignments.exclude(pk__in=unplaced).exclude(unplaced_reason="").update(unplaced_reason="")
     return dispatched
 
 

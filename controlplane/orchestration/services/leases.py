@@ -37,6 +37,7 @@ def acquire(assignment_id: int, worker: Worker) -> Lease | None:
         state=TaskState.RUNNING,
         release_requested=False,
         last_error="",
+        unplaced_reason="",
     )
     if not taken:
         return None

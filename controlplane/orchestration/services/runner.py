@@ -12,7 +12,7 @@ from django.db import close_old_connections
 from controlplane.flows.services import flow_config
 from controlplane.orchestration.choices import TaskState
 from controlplane.orchestration.models import TaskAssignment, Worker
-from controlplane.orchestration.services import leases
+from controlplane.orchestration.services import capacity, leases
 from replication.engine import ReplicationTask
 from replication.metrics import MetricsRegistry
 from replication.periodic import SideEmitters
@@ -28,7 +28,12 @@ class Stop(Exception):
 def run_assignment(assignment_id: int, worker_name: str, stopping: threading.Event | None = None) -> str:
     """Acquire the lease and replicate until a stop condition; returns how it ended."""
     worker, _ = Worker.objects.get_or_create(name=worker_name)
-    if TaskAssignment.objects.filter(worker=worker, lease_expires_at__isnull=False).count() >= worker.slots:
+    if capacity.used_slots(worker) >= worker.slots:
+        # The controller counted a free slot that is gone (a race with another dispatch): say so on the task, and
+        # hand it back to the controller, which places it again at its next tick.
+        reason = f"worker {worker.name} had no free slot ({worker.slots} in use); to be placed again"
+        TaskAssignment.objects.filter(pk=assignment_id).update(unplaced_reason=reason, dispatched_at=None)
+        log.warning("task %s: %s", assignment_id, reason)
         return "no free slot"
     before = TaskAssignment.objects.select_related("flow").get(pk=assignment_id)
     accept_loss = _restarted_after_data_loss(before)
@@ -67,8 +72,9 @@ def _replicate(assignment: TaskAssignment, lease: leases.Lease, stopping: thread
     if accept_loss:
         config = config.replace(on_data_loss="continue")
     task = ReplicationTask(
-        config, task_id=assignment.task_id, owns=lambda t, p: (t, p) in owned, metrics=registry, sync_configs=False
-    )
+        config, task_id=assignment.task_id, owns=lambda t, p: (t, p) in owned, metrics=registry, sync_configs=False,
+        provisioned=True,  # the controller dispatches a flow's tasks only after its topics were provisioned
+    )  # fmt: skip
     renew_every = leases.lease_seconds() / 3
     # Task 0 also runs the flow's heartbeats, checkpoints and group offset sync, as the standalone runner does.
     side = SideEmitters(config, stopping).start() if assignment.task_id == 0 else None

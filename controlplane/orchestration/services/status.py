@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import Count
+
 from controlplane.flows.models import Flow
 from controlplane.orchestration.models import FlowPlan, TaskAssignment
-from controlplane.orchestration.services import leases
+from controlplane.orchestration.planning import runs
+from controlplane.orchestration.services import capacity, leases
 from replication.prometheus import render_prometheus
 
 
@@ -20,7 +23,31 @@ def flow_status(flow: Flow) -> dict[str, Any]:
         "paused": flow.paused,
         "generation": flow.generation,
         "controller_error": plan.last_error if plan else "",
+        "provisioning": _provisioning(plan),
         "tasks": [_task_status(a) for a in flow.assignments.select_related("worker")],
+        "unplaced": flow.assignments.exclude(unplaced_reason="").count(),
+    }
+
+
+def _provisioning(plan: FlowPlan | None) -> dict[str, Any]:
+    """Whether the flow's topics were provisioned (its tasks start only after that), and why it last failed."""
+    return {
+        "provisioned": plan is not None and plan.provisioned_at is not None,
+        "provisioned_at": plan.provisioned_at if plan else None,
+        "error": plan.provision_error if plan else "",
+    }
+
+
+def capacity_status() -> dict[str, Any]:
+    """The live workers' advertised slots, the slots in use and free, and how many tasks are unplaced."""
+    room = capacity.current()
+    return {
+        "workers": [{"name": w.name, "slots": w.slots, "used": w.used, "free": w.free} for w in room.workers],
+        "slots": room.slots,
+        "used": room.used,
+        "starting": room.reserved,
+        "free": room.free,
+        "unplaced_tasks": TaskAssignment.objects.exclude(unplaced_reason="").count(),
     }
 
 
@@ -35,12 +62,27 @@ def _task_status(assignment: TaskAssignment) -> dict[str, Any]:
         "epoch": assignment.epoch,
         "lease_expires_at": assignment.lease_expires_at,
         "last_error": assignment.last_error,
+        "placement": _placement(assignment),
+        "unplaced_reason": assignment.unplaced_reason,
         "fault": task_metrics.get("fault"),
         "desired_partitions": assignment.partitions,
         "reported_partitions": assignment.reported_partitions,
         "mismatch": mismatch(assignment),
         "partitions": [_partition_status(m) for m in metrics.get("partitions", {}).values()],
     }
+
+
+def _placement(assignment: TaskAssignment) -> str:
+    """ "running" (live lease), "unplaced" (no worker has room: see `unplaced_reason`), "dispatched" (on its way to
+    a worker), "idle" (no partitions: nothing to run until a rebalance gives it some) or "waiting" (not dispatched:
+    paused, failed and waiting to retry, or the flow's topics not provisioned yet)."""
+    if leases.holds_live_lease(assignment):
+        return "running"
+    if assignment.unplaced_reason:
+        return "unplaced"
+    if not runs(assignment.task_id, assignment.partitions):
+        return "idle"
+    return "dispatched" if assignment.dispatched_at else "waiting"
 
 
 def _partition_status(m: dict[str, Any]) -> dict[str, Any]:
@@ -86,4 +128,32 @@ def prometheus_text() -> str:
         merged = flows.setdefault(name, {"tasks": {}, "partitions": {}})
         merged["tasks"].update(metrics.get("tasks", {}))
         merged["partitions"].update(metrics.get("partitions", {}))
-    return render_prometheus({"flows": flows})
+    return render_prometheus({"flows": flows}) + capacity_prometheus()
+
+
+def capacity_prometheus() -> str:
+    """Gauges of placement: tasks no live worker has room for, per flow (0 included), and each worker's slots."""
+    lines = [
+        "# HELP mirrorplane_tasks_unplaced Tasks of the flow that no live worker has a free slot for.",
+        "# TYPE mirrorplane_tasks_unplaced gauge",
+    ]
+    unplaced = dict(
+        TaskAssignment.objects.exclude(unplaced_reason="")
+        .values("flow_id")
+        .annotate(n=Count("id"))
+        .values_list("flow_id", "n")
+    )
+    for flow in Flow.objects.select_related("source", "target").order_by("pk"):
+        lines.append(f'mirrorplane_tasks_unplaced{{flow="{_label(flow.name)}"}} {unplaced.get(flow.pk, 0)}')
+    room = capacity.current()
+    for metric, help_text, value in (
+        ("mirrorplane_worker_slots", "Replication task slots a live worker advertises.", lambda w: w.slots),
+        ("mirrorplane_worker_slots_used", "Slots of a live worker taken by live leases.", lambda w: w.used),
+    ):
+        lines += [f"# HELP {metric} {help_text}", f"# TYPE {metric} gauge"]
+        lines += [f'{metric}{{worker="{_label(w.name)}"}} {value(w)}' for w in room.workers]
+    return "\n".join(lines) + "\n"
+
+
+def _label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")

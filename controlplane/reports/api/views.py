@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.db import transaction
 from rest_framework import mixins, viewsets
 
+from controlplane.core.pagination import OptInLimitOffsetPagination
 from controlplane.core.permissions import IsOperator, IsViewer
 from controlplane.reports.api.serializers import ReportSerializer
 from controlplane.reports.models import Report
@@ -13,6 +14,7 @@ class ReportViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins.Retri
 
     queryset = Report.objects.all()
     serializer_class = ReportSerializer
+    pagination_class = OptInLimitOffsetPagination  # ?limit=N: the newest N runs (the flow page polls these)
 
     def get_permissions(self):  # type: ignore[no-untyped-def]
         return [IsOperator()] if self.action == "create" else [IsViewer()]

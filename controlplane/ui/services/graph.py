@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
-from controlplane.orchestration.services.status import flow_status
+from controlplane.orchestration.services.status import capacity_status, flow_status
 from controlplane.ui.choices import UNHEALTHY
 from controlplane.ui.models import ClusterObservation, FlowObservation
 from controlplane.ui.services.health import health, totals
@@ -58,6 +58,9 @@ def edge(flow: Flow, now: datetime) -> dict[str, Any]:
         "lag": flow_totals.lag,
         "latency_p99_ms": flow_totals.latency_p99_ms,
         "errors": flow_totals.errors[:3],
+        # Tasks no worker has room for: the edge gets its own colour, the reason is in `errors` too.
+        "unplaced": len(flow_totals.unplaced),
+        "unplaced_reason": flow_totals.unplaced[0] if flow_totals.unplaced else "",
     }
 
 
@@ -74,11 +77,14 @@ def hops(clusters: list[Cluster], direct: set[tuple[str, str]]) -> list[dict[str
 
 def tiles(edges: list[dict[str, Any]], flows: list[Flow], now: datetime) -> dict[str, Any]:
     lags = [e["lag"] for e in edges if e["lag"] is not None]
+    room = capacity_status()
     return {
         "records_per_second": round(sum(e["records_per_second"] for e in edges), 1),
         "total_lag": sum(lags) if lags else None,
         "flows": len(edges),
         "unhealthy": sum(1 for e in edges if e["health"] in UNHEALTHY),
+        "unplaced_tasks": sum(e["unplaced"] for e in edges),
+        "capacity": {k: room[k] for k in ("slots", "used", "starting", "free")} | {"workers": len(room["workers"])},
         "oldest_checkpoint": oldest_checkpoint(flows, now),
     }
 

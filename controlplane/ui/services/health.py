@@ -21,6 +21,7 @@ class FlowTotals:
     latency_p99_ms: float | None
     partitions: int
     errors: list[str]
+    unplaced: list[str]  # "task 1 not placed: needs 2 slots, 0 free on 1 worker (...)"
 
 
 def totals(status: dict[str, Any]) -> FlowTotals:
@@ -33,12 +34,23 @@ def totals(status: dict[str, Any]) -> FlowTotals:
         latency_p99_ms=max(p99s) if p99s else None,
         partitions=len(partitions),
         errors=errors(status),
+        unplaced=unplaced(status),
     )
 
 
+def unplaced(status: dict[str, Any]) -> list[str]:
+    """Tasks no live worker has a free slot for, each with the controller's reason."""
+    tasks = status.get("tasks", [])
+    return [f"task {t['task_id']} not placed: {t['unplaced_reason']}" for t in tasks if t.get("unplaced_reason")]
+
+
 def errors(status: dict[str, Any]) -> list[str]:
-    """The controller's error and every task's last error or lasting fault, as the operator should read them."""
+    """The controller's and provisioning's errors, tasks that cannot be placed, and every task's last error or
+    lasting fault, as the operator should read them."""
     found = [f"controller: {status['controller_error']}"] if status.get("controller_error") else []
+    if (status.get("provisioning") or {}).get("error"):
+        found.append(f"provisioning: {status['provisioning']['error']}")
+    found += unplaced(status)
     for task in status.get("tasks", []):
         if task.get("state") == TaskState.FAILED and task.get("last_error"):
             found.append(f"task {task['task_id']}: {task['last_error']}")
@@ -53,7 +65,7 @@ def health(status: dict[str, Any], flow_totals: FlowTotals | None = None) -> Hea
     if status.get("paused"):
         return Health.PAUSED
     flow_totals = flow_totals or totals(status)
-    if flow_totals.errors:
+    if flow_totals.errors:  # a task that cannot be placed replicates nothing: failing, with the reason
         return Health.FAILING
     tasks = [t for t in status.get("tasks", []) if runs(t.get("task_id", 0), t.get("desired_partitions") or [])]
     if not tasks or any(t.get("state") != TaskState.RUNNING or not t.get("live") for t in tasks):

@@ -16,6 +16,8 @@ from django.conf import settings
 
 log = logging.getLogger(__name__)
 MAX_ROWS = 20
+# The whole-lake figures of each job's summary worth a glance (facts read, records, completeness, arrivals).
+FIGURES = ("facts", "records", "source_records", "missing", "duplicates", "completeness_pct", "heartbeat_arrivals")
 _PATTERNS = ("*/summary.json", "*/*/summary.json", "*/*/*/summary.json")
 
 
@@ -60,6 +62,10 @@ def _report(job: str, mtime: float, summary: dict[str, Any], flow_name: str) -> 
         "written_at": datetime.fromtimestamp(mtime, UTC).isoformat(),
         "since": summary.get("since"),
         "until": summary.get("until"),
+        # A run over an empty window says so; older summaries (before `no_data`) count as having data.
+        "no_data": bool(summary.get("no_data", False)),
+        "note": str(summary.get("note", "")),
+        "figures": {key: summary[key] for key in FIGURES if key in summary},
         "flagged_in": flagged,
         "rows": rows[:MAX_ROWS],
     }

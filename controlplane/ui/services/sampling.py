@@ -1,8 +1,10 @@
-"""The flow time series: one FlowSample per flow per sampler tick, and the live throughput between ticks."""
+"""The flow time series: one FlowSample per flow per sampler tick, and the live throughput over recent samples."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
+from itertools import pairwise
 
 from django.conf import settings
 from django.utils import timezone
@@ -11,6 +13,10 @@ from controlplane.flows.models import Flow
 from controlplane.orchestration.services.status import flow_status
 from controlplane.ui.models import FlowSample
 from controlplane.ui.services.health import FlowTotals, health, totals
+
+# The live rate's window. Tasks report their record counts every few seconds, so a counter read at any moment is
+# a staircase; over a minute of samples one step of error is under a tenth of the rate.
+RATE_WINDOW_SECONDS = 60.0
 
 
 def sample_flows(now: datetime | None = None) -> int:
@@ -52,16 +58,47 @@ def rate(previous: FlowSample | None, records: int, now: datetime) -> float:
 
 
 def live_rate(flow: Flow, flow_totals: FlowTotals, now: datetime) -> float:
-    """Throughput for the graph: since the last sample if it is recent, else that sample's own rate."""
-    last = FlowSample.objects.filter(flow=flow).order_by("-at").first()
-    if last is None:
+    """Throughput for the graph, tiles and flow list: the samples' counter growth over the last minute.
+
+    Not the live counter against the last sample: the counter moves in steps every few seconds, so that ratio
+    swings between 0 and several times the real rate. ``flow_totals`` (the live counter) is not used for this.
+    """
+    since = now - timedelta(seconds=RATE_WINDOW_SECONDS)
+    recent = FlowSample.objects.filter(flow=flow, at__gte=since, at__lte=now).order_by("at")
+    samples = list(recent.values_list("at", "records", "records_per_second"))
+    if not samples:
+        return 0.0  # no recent sample: the sampler or the flow is not running
+    last_at, _, last_rate = samples[-1]
+    if (now - last_at).total_seconds() > 3 * settings.MIRRORPLANE_SAMPLE_INTERVAL_SECONDS:
         return 0.0
-    stale = (now - last.at).total_seconds() > 3 * settings.MIRRORPLANE_SAMPLE_INTERVAL_SECONDS
-    if stale:
+    if stopped(samples):
         return 0.0
-    if (now - last.at).total_seconds() < 1.0 or flow_totals.records < last.records:
-        return last.records_per_second
-    return rate(last, flow_totals.records, now)
+    windowed = window_rate([(at, records) for at, records, _ in samples])
+    return last_rate if windowed is None else windowed  # one sample so far (a new flow): its own rate
+
+
+def stopped(samples: Sequence[tuple[datetime, int, float]]) -> bool:
+    """No growth over two task-report or sampler intervals (whichever is longer), so at least one task report
+    came in between: the flow stopped (paused producers), and says 0 now rather than fade out over a minute."""
+    report_seconds = settings.MIRRORPLANE_LEASE_SECONDS / 3  # tasks report their counts with each lease renewal
+    span = 2 * max(float(settings.MIRRORPLANE_SAMPLE_INTERVAL_SECONDS), report_seconds)
+    last_at, last_records, _ = samples[-1]
+    # 0.9: the sampler's ticks jitter; a tick a little late must not hide a stop
+    earlier = [records for at, records, _ in samples if (last_at - at).total_seconds() >= 0.9 * span]
+    return bool(earlier) and earlier[-1] == last_records
+
+
+def window_rate(points: Sequence[tuple[datetime, int]]) -> float | None:
+    """Records per second over (time, cumulative count) points in time order: the count's growth from the first
+    point to the last over their time span. A count that drops restarted with a task: its new value is growth.
+    None with fewer than two points or no time between them."""
+    if len(points) < 2:
+        return None
+    seconds = (points[-1][0] - points[0][0]).total_seconds()
+    if seconds <= 0:
+        return None
+    grown = sum(count - before if count >= before else count for (_, before), (_, count) in pairwise(points))
+    return round(grown / seconds, 1)
 
 
 def history(flow: Flow, minutes: int, now: datetime | None = None) -> list[FlowSample]:

@@ -36,3 +36,46 @@ export async function api(method, url, body = undefined, { text = false } = {}) 
 
 export const get = (url) => api("GET", url);
 export const post = (url, body) => api("POST", url, body === undefined ? {} : body);
+
+// A poll loop that survives errors. `tick` returns the delay in ms before the next tick, or null to stop. A tick
+// that throws is retried with exponential backoff (baseMs doubled per failure, at most maxMs): `onError(error,
+// delayMs)` reports it, and `onRecover()` runs on the first success after a failure. `now()` ticks at once.
+export function poller(tick, { baseMs = 2000, maxMs = 30000, onError = () => {}, onRecover = () => {} } = {}) {
+  let timer = null;
+  let failures = 0;
+  let running = false;
+  let again = false;
+  async function loop() {
+    clearTimeout(timer);
+    timer = null;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    let delay = null;
+    try {
+      delay = await tick();
+      if (failures) onRecover();
+      failures = 0;
+    } catch (error) {
+      failures += 1;
+      delay = Math.min(maxMs, baseMs * 2 ** (failures - 1));
+      onError(error, delay);
+    } finally {
+      running = false;
+    }
+    if (again) {
+      again = false;
+      delay = 0;
+    }
+    if (delay !== null && delay !== undefined) timer = setTimeout(loop, delay);
+  }
+  return {
+    now: loop,
+    stop() {
+      clearTimeout(timer);
+      timer = null;
+    },
+  };
+}

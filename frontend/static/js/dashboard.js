@@ -35,7 +35,8 @@ function tipParameter(k, s) {
 
 function edgeLabel(edge) {
   if (edge.hops) return `${edge.hops} hops (heartbeats)`;
-  const state = edge.health === "healthy" ? "" : edge.paused ? "PAUSED<br>" : `${edge.health.toUpperCase()}<br>`;
+  const state = edge.health === "healthy" ? "" : edge.paused ? "PAUSED<br>"
+    : edge.unplaced ? `UNPLACED: ${edge.unplaced} task${edge.unplaced === 1 ? "" : "s"}<br>` : `${edge.health.toUpperCase()}<br>`;
   return `${state}<b>${compact(edge.records_per_second)}/s</b> · lag ${compact(edge.lag)}<br>p99 ${ms(edge.latency_p99_ms)}`;
 }
 
@@ -59,7 +60,7 @@ function figure(data) {
   for (const edge of all) {
     if (!(edge.source in place) || !(edge.target in place)) continue;
     const bend = edge.hops ? 0.3 : bendOf(edge, data.edges, place);
-    const color = edge.paused ? COLORS.paused : COLORS[edge.health] || COLORS.hop;
+    const color = edge.paused ? COLORS.paused : edge.unplaced ? COLORS.unplaced : COLORS[edge.health] || COLORS.hop;
     drawEdge(edge, curve(place[edge.source], place[edge.target], bend), s, color, out);
   }
   const nodes = {
@@ -90,7 +91,8 @@ function setTile(name, value, sub, state) {
 function tiles(t) {
   setTile("records", compact(t.records_per_second));
   setTile("lag", compact(t.total_lag));
-  setTile("unhealthy", `${t.unhealthy}`, `of ${t.flows} flow${t.flows === 1 ? "" : "s"}`, t.flows ? (t.unhealthy ? "bad" : "good") : "");
+  const unplaced = t.unplaced_tasks ? ` · ${t.unplaced_tasks} task${t.unplaced_tasks === 1 ? "" : "s"} unplaced (${t.capacity.free} free slots)` : "";
+  setTile("unhealthy", `${t.unhealthy}`, `of ${t.flows} flow${t.flows === 1 ? "" : "s"}${unplaced}`, t.flows ? (t.unhealthy ? "bad" : "good") : "");
   const cp = t.oldest_checkpoint;
   setTile("checkpoint", cp ? age(ageOfMillis(cp.timestamp)) : "–", cp ? `${cp.group} on ${cp.flow}` : "no checkpoints yet");
 }
@@ -115,7 +117,7 @@ async function refresh() {
       if (!drawn) bindClicks();
       drawn = true;
     }
-    graph.dataset.edges = JSON.stringify(data.edges.map((e) => ({ name: e.name, health: e.health, rps: e.records_per_second })));
+    graph.dataset.edges = JSON.stringify(data.edges.map((e) => ({ name: e.name, health: e.health, rps: e.records_per_second, unplaced: e.unplaced })));
     graph.dataset.hops = JSON.stringify(data.hops);
     updated.textContent = `live · updated ${new Date().toLocaleTimeString("en-GB")}`;
     updated.classList.remove("stale");

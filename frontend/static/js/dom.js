@@ -74,3 +74,17 @@ export function alert(kind, text) {
 export const role = () => document.body.dataset.role || "";
 export const canOperate = () => ["operator", "admin"].includes(role());
 export const canAdmin = () => role() === "admin";
+
+// One banner per container for the current problem: a new one replaces the old (never a stack of them), and
+// banner(container, null) clears it.
+export function banner(container, kind, text) {
+  const old = container.querySelector(":scope > .banner");
+  if (!text) {
+    old?.remove();
+    return;
+  }
+  const fresh = alert(kind, text);
+  fresh.classList.add("banner");
+  if (old) old.replaceWith(fresh);
+  else container.prepend(fresh);
+}

@@ -1,5 +1,5 @@
 // The wizard's step panels: each takes the failover (as the API returns it) and `run(step, inputs)`.
-import { alert, badge, el, ms, number, table } from "./dom.js";
+import { age, alert, badge, el, ms, number, table } from "./dom.js";
 
 const result = (f, step) => (f.steps[step] || {}).result || {};
 const button = (text, onclick, primary = true) => el("button", { class: `btn ${primary ? "primary" : ""}`, type: "button", onclick }, text);
@@ -51,13 +51,59 @@ export function preflight(f, run, operator) {
   return body;
 }
 
-export function drain(f, run, operator) {
+export function drain(f, run, operator, ctx = {}) {
   const r = result(f, "drain");
   const pct = Math.round((r.progress || 0) * 100);
-  return [el("p", { class: "muted" }, `Waiting until the flow lag is at most ${number(f.drain_threshold)} records.`),
+  const body = [el("p", { class: "muted" }, `Waiting until the flow lag is at most ${number(f.drain_threshold)} records.`),
     el("div", { class: "progress", role: "progressbar", "aria-valuenow": pct, "aria-valuemin": 0, "aria-valuemax": 100 }, el("div", { style: `width:${pct}%` })),
-    el("p", {}, r.lag === undefined ? "Not started." : `Lag ${number(r.lag)} records (${pct}% drained).`),
-    errorOf(r), operator ? el("p", { class: "faint" }, "Checking every 2 seconds while this page is open.") : null];
+    el("p", { id: "drain-lag" }, r.lag === undefined ? "Not started." : r.lag === null ? "The flow reports no lag yet." : `Lag ${number(r.lag)} records (${pct}% drained).`),
+    drainFigures(r), sparkline(r.trend || []),
+    r.producers_writing ? alert("warn", `The source producers are still writing: ${f.source}'s end offsets grow by ~${number(r.source_write_rate)} records/s.`) : null,
+    r.why ? alert("info", `Not done yet: ${r.why}.`) : null,
+    r.source_error ? el("p", { class: "faint" }, `Source end offsets unknown: ${r.source_error}`) : null, errorOf(r)];
+  if (operator) {
+    body.push(thresholdForm(f, ctx));
+    const last = (r.trend || []).at(-1);
+    const lastAt = last ? ` Last check ${new Date(last.at * 1000).toLocaleTimeString("en-GB")}.` : "";
+    const every = ctx.retryMs ? `Retrying in ${Math.round(ctx.retryMs / 1000)} s after an error.${lastAt}`
+      : `Checking again ${Math.round((ctx.everyMs || 2000) / 1000)} seconds after each check ends, while this page is open.${lastAt}`;
+    body.push(el("p", { class: "faint", id: "drain-every" }, every));
+  }
+  return body;
+}
+
+function drainFigures(r) {
+  if (r.lag === undefined) return null;
+  const trend = r.lag_rate === null || r.lag_rate === undefined ? "–" : r.lag_rate < 0 ? `falling ${number(-r.lag_rate)} records/s`
+    : r.lag_rate > 0 ? `rising ${number(r.lag_rate)} records/s` : "flat";
+  const eta = r.eta_seconds === null || r.eta_seconds === undefined ? "unknown (the lag is not falling)" : r.eta_seconds === 0 ? "now" : `about ${age(r.eta_seconds)}`;
+  return el("dl", { class: "kv" }, el("dt", {}, "Lag trend"), el("dd", { id: "drain-trend" }, trend),
+    el("dt", {}, "ETA"), el("dd", { id: "drain-eta" }, eta),
+    el("dt", {}, "Source writes"), el("dd", {}, r.source_write_rate === null || r.source_write_rate === undefined ? "–" : `${number(r.source_write_rate)} records/s`));
+}
+
+// The lag of the last samples as a small inline SVG line (no chart library for thirty points).
+function sparkline(trend) {
+  const points = trend.filter((s) => s.lag !== null && s.lag !== undefined);
+  if (points.length < 2) return null;
+  const w = 240, h = 40, t0 = points[0].at, t1 = points[points.length - 1].at || t0 + 1, max = Math.max(1, ...points.map((p) => p.lag));
+  const xy = points.map((p) => `${(((p.at - t0) / Math.max(1, t1 - t0)) * w).toFixed(1)},${(h - (p.lag / max) * h).toFixed(1)}`).join(" ");
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
+  svg.setAttribute("class", "sparkline");
+  svg.setAttribute("aria-label", `lag over the last ${points.length} samples, at most ${max}`);
+  const line = document.createElementNS("http://www.w3.org/2000/svg", "polyline");
+  line.setAttribute("points", xy);
+  svg.append(line);
+  return svg;
+}
+
+function thresholdForm(f, ctx) {
+  if (!ctx.setThreshold) return null;
+  const value = ctx.draft ?? f.drain_threshold;
+  const input = el("input", { type: "number", min: 0, id: "drain-threshold", value, class: "narrow", oninput: (e) => ctx.onDraft?.(e.target.value) });
+  return el("div", { class: "formactions" }, el("label", { for: "drain-threshold" }, "Threshold (records)"), input,
+    button("Change the threshold", () => ctx.setThreshold(input.value), false));
 }
 
 export function fence(f, run, operator) {

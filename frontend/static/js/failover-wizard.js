@@ -1,15 +1,80 @@
-// /failover/<id>/: the wizard. All state lives in the database; this page only renders it and runs steps,
+// /failover/<id>/: the wizard. All state lives in the database; this page only renders it and starts steps,
 // so a reload (or another browser) resumes exactly where the failover stands.
-import { get, post } from "./api.js";
-import { alert, badge, clear, el, when } from "./dom.js";
+//
+// A step runs as a background job: its POST answers at once (202) and one poll loop reads the failover until the
+// job has finished. The drain (and a checkpoint waiting for replication) is started again every POLL_MS. The
+// loop survives errors: it retries with backoff, one banner names the current error, and a success clears it.
+import { get, post, poller } from "./api.js";
+import { alert, badge, banner, clear, el, when } from "./dom.js";
 import * as panels from "./failover-steps.js";
 
 const root = document.getElementById("wizard");
 const id = root.dataset.id;
 const operator = root.dataset.operator === "1";
+const url = `/api/v1/failovers/${id}/`;
 const POLL_MS = 2000;
-let busy = false;
-let timer = null;
+const JOB_POLL_MS = 1000;
+const bannerBox = document.getElementById("wizard-banner");
+let failover = null;
+let pending = null; // {step, inputs}: a step to start on the next tick (a button, or the drain's poll)
+let refusal = null; // the last 409/400 answer to a step, shown in the panel until the next step starts
+let retryMs = null; // set while the loop is backing off after an error
+let draft = null; // a drain threshold being typed: kept across the drain's re-renders
+
+const loop = poller(tick, {
+  baseMs: POLL_MS,
+  onError(error, delay) {
+    retryMs = delay;
+    banner(bannerBox, "error", `${error.message} Retrying in ${Math.round(delay / 1000)} s.`);
+    if (failover) render(failover);
+  },
+  onRecover() {
+    retryMs = null;
+    banner(bannerBox, "error", null);
+  },
+});
+
+async function tick() {
+  if (pending) {
+    const { step, inputs } = pending;
+    try {
+      failover = await post(`${url}${step}/`, inputs);
+      refusal = null;
+    } catch (error) {
+      if (error.status !== 409 && error.status !== 400) throw error; // network or server: retried, step kept
+      // Busy (another request's job holds the step) is shown by the job line; anything else is a refusal.
+      refusal = error.data?.job ? null : error.message;
+      failover = error.status === 409 ? await get(url) : failover || (await get(url));
+    }
+    pending = null;
+  } else {
+    failover = await get(url);
+  }
+  render(failover);
+  return next(failover);
+}
+
+const jobActive = (f) => ["queued", "running"].includes(f.job.state) && !f.job.expired;
+const polled = (f) => f.step === "drain" || (f.step === "checkpoint" && (f.steps.checkpoint || {}).result?.waiting);
+
+// What the loop does next: follow a running job, start a waiting step again, or stop.
+function next(f) {
+  if (f.status !== "active") return null;
+  if (jobActive(f)) return JOB_POLL_MS;
+  if (!operator) return POLL_MS;
+  if (polled(f) && !refusal) {
+    pending = { step: f.step, inputs: {} };
+    return POLL_MS;
+  }
+  return null;
+}
+
+function run(step, inputs) {
+  for (const b of document.querySelectorAll("#panel button")) b.disabled = true;
+  pending = { step, inputs };
+  refusal = null;
+  loop.now();
+}
 
 function stepper(f) {
   clear(document.getElementById("stepper"), f.stepper.map((s) => el("li", { class: s.state, "data-step": s.step, title: s.label }, s.label)));
@@ -23,6 +88,17 @@ function log(f) {
     el("pre", {}, JSON.stringify({ inputs: f.steps[s].inputs, result: f.steps[s].result }, null, 2)))) : el("p", { class: "muted" }, "Nothing yet."));
 }
 
+// The job of the step the failover stands at: queued, running, failed or expired (a finished one says nothing).
+function jobLine(f) {
+  const j = f.job;
+  if (!j.step || j.step !== f.step) return null;
+  if (j.expired) return alert("warn", `The ${j.step} job stopped answering (its claim expired ${when(j.expires_at)}): its worker may have died. Start the step again.`);
+  if (j.state === "queued") return el("p", { class: "jobstate", "data-job": "queued" }, badge("info", "queued"), ` ${j.step} is waiting for a worker…`);
+  if (j.state === "running") return el("p", { class: "jobstate", "data-job": "running" }, badge("info", "running"), ` ${j.step} running since ${when(j.started_at)}…`);
+  if (j.state === "failed") return alert("error", `The ${j.step} job failed: ${j.error}`);
+  return null;
+}
+
 function render(f) {
   const mode = { planned: "Planned", unplanned: "Unplanned", failback: "Failback" }[f.mode];
   document.getElementById("wizard-title").textContent = `${mode} failover ${f.source} → ${f.target}`;
@@ -33,38 +109,38 @@ function render(f) {
   const step = f.status === "completed" ? "done" : f.step;
   const panel = panels[step] || (() => [el("p", {}, step)]);
   const title = f.stepper.find((s) => s.step === step)?.label || "Done";
-  const body = f.status === "aborted" ? [alert("warn", `Aborted at step ${f.step}. Nothing was undone.`)] : panel(f, run, operator && f.status === "active");
-  clear(document.getElementById("panel"), el("h2", { "data-current": step }, title), body);
-  schedule(f);
+  const context = { everyMs: POLL_MS, retryMs, setThreshold, draft, onDraft: (value) => { draft = value; } };
+  const body = f.status === "aborted" ? [alert("warn", `Aborted at step ${f.step}. Nothing was undone.`)]
+    : panel(f, run, operator && f.status === "active", context);
+  const focused = document.activeElement?.id; // the drain re-renders while the operator may be typing
+  clear(document.getElementById("panel"), el("h2", { "data-current": step }, title), f.status === "active" ? jobLine(f) : null,
+    refusal ? alert("error", refusal) : null, body);
+  if (focused) document.getElementById(focused)?.focus();
+  if (jobActive(f)) for (const b of document.querySelectorAll("#panel button")) b.disabled = true;
 }
 
-// Drain is polled; a checkpoint that waits for replication is retried.
-function schedule(f) {
-  clearTimeout(timer);
-  if (!operator || f.status !== "active") return;
-  const waiting = f.step === "drain" || (f.step === "checkpoint" && (f.steps.checkpoint || {}).result?.waiting);
-  if (waiting) timer = setTimeout(() => run(f.step, {}), POLL_MS);
-}
-
-async function run(step, inputs) {
-  if (busy) return;
-  busy = true;
-  for (const b of document.querySelectorAll("#panel button")) b.disabled = true;
+async function setThreshold(value) {
+  draft = null;
   try {
-    render(await post(`/api/v1/failovers/${id}/${step}/`, inputs));
+    failover = await post(`${url}drain-threshold/`, { drain_threshold: Number(value) });
+    refusal = null;
   } catch (error) {
-    document.getElementById("panel").append(alert("error", error.message));
-    if (error.status === 409) render(await get(`/api/v1/failovers/${id}/`));
-  } finally {
-    busy = false;
-    for (const b of document.querySelectorAll("#panel button")) b.disabled = false;
+    refusal = error.data?.drain_threshold?.[0] || error.message;
   }
+  if (failover) render(failover);
+  loop.now();
 }
 
 document.getElementById("abort")?.addEventListener("click", async () => {
   const reason = window.prompt("Abort this failover? Nothing done so far is undone. Reason:");
   if (reason === null) return;
-  render(await post(`/api/v1/failovers/${id}/abort/`, { reason }));
+  try {
+    failover = await post(`${url}abort/`, { reason });
+    refusal = null;
+  } catch (error) {
+    refusal = error.message;
+  }
+  if (failover) render(failover);
 });
 
-get(`/api/v1/failovers/${id}/`).then(render).catch((error) => clear(document.getElementById("panel"), alert("error", error.message)));
+loop.now();

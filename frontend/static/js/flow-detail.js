@@ -31,13 +31,25 @@ function setTile(name, value, sub) {
   if (sub !== undefined) tile.querySelector(".sub").textContent = sub;
 }
 
+// An unplaced task (no worker has a free slot) says so in its state and names the reason.
+function stateBadge(task) {
+  return task.placement === "unplaced" ? badge("UNPLACED") : badge(task.state);
+}
+
+function whereText(task) {
+  if (task.worker) return `on ${task.worker}`;
+  if (task.placement === "unplaced") return "not placed: no worker has a free slot";
+  if (task.placement === "idle") return "no partitions (until a rebalance gives it some)";
+  return task.placement === "dispatched" ? "dispatched, starting" : "not running";
+}
+
 function partitionRows(task) {
   if (!task.partitions.length) {
-    return [el("tr", {}, el("td", {}, `task ${task.task_id}`), el("td", {}, badge(task.state)), el("td", { colspan: 6, class: "muted" }, task.worker ? `on ${task.worker}` : "not running"),
-      el("td", { class: "err" }, task.last_error || task.fault || ""))];
+    return [el("tr", { "data-task": task.task_id, "data-placement": task.placement }, el("td", {}, `task ${task.task_id}`), el("td", {}, stateBadge(task)),
+      el("td", { colspan: 6, class: "muted" }, whereText(task)), el("td", { class: "err" }, task.unplaced_reason || task.last_error || task.fault || ""))];
   }
-  return task.partitions.map((p) => el("tr", {},
-    el("td", {}, `task ${task.task_id}`), el("td", {}, badge(task.state)),
+  return task.partitions.map((p) => el("tr", { "data-task": task.task_id, "data-placement": task.placement },
+    el("td", {}, `task ${task.task_id}`), el("td", {}, stateBadge(task)),
     el("td", { class: "mono" }, `${p.topic}-${p.partition}`),
     el("td", { class: "num" }, number(p.position)), el("td", { class: "num" }, number(p.lag)),
     el("td", { class: "num" }, ms(p.latency_p99_ms)), el("td", { class: "num" }, number(p.record_count)),
@@ -49,10 +61,16 @@ function tasks(status) {
     { label: "p99", num: true }, { label: "Records", num: true }, "Last error"];
   const rows = status.tasks.flatMap(partitionRows);
   clear(document.getElementById("tasks"), table(headers, rows, { empty: "No tasks yet: the controller assigns them within seconds." }));
-  const errors = [status.controller_error && `controller: ${status.controller_error}`, ...status.tasks.filter((t) => t.state === "FAILED").map((t) => `task ${t.task_id}: ${t.last_error}`)];
-  clear(document.getElementById("errors"), errors.filter(Boolean).map((e) => alert("error", e)));
+  const provisioning = status.provisioning || {};
+  const errors = [status.controller_error && `controller: ${status.controller_error}`,
+    provisioning.error && `provisioning the flow's topics failed (retried): ${provisioning.error}`,
+    ...status.tasks.filter((t) => t.state === "FAILED").map((t) => `task ${t.task_id}: ${t.last_error}`)];
+  const unplaced = status.tasks.filter((t) => t.placement === "unplaced");
+  clear(document.getElementById("errors"), errors.filter(Boolean).map((e) => alert("error", e)),
+    unplaced.map((t) => alert("error", `task ${t.task_id} is not placed: ${t.unplaced_reason}. Add a worker or raise MIRRORPLANE_WORKER_SLOTS.`)));
   const live = status.tasks.filter((t) => t.live).length;
-  setTile("tasks", `${live} / ${status.tasks.length}`, "running / assigned");
+  const waiting = provisioning.provisioned === false && !provisioning.error ? " · provisioning topics" : "";
+  setTile("tasks", `${live} / ${status.tasks.length}`, `running / assigned${unplaced.length ? ` · ${unplaced.length} unplaced` : ""}${waiting}`);
   document.getElementById("pause")?.toggleAttribute("hidden", status.paused);
   document.getElementById("resume")?.toggleAttribute("hidden", !status.paused);
 }
@@ -67,16 +85,99 @@ function checkpoints(answer) {
     table(headers, rows, { empty: "No checkpoints yet for this flow's groups." }));
 }
 
+// -- reports: run a job over a window (operators), follow its status, show what it found about this flow -------
+const RUNS_SHOWN = 5;
+const REPORT_POLL_MS = 3000;
+let flowName = null;
+let reportTimer = null;
+
+function figures(f) {
+  const parts = [];
+  if (f.facts !== undefined) parts.push(`${number(f.facts)} facts`);
+  if (f.records !== undefined) parts.push(`${number(f.records)} records`);
+  if (f.source_records !== undefined) parts.push(`${number(f.source_records)} source records`);
+  if (f.missing !== undefined) parts.push(`${number(f.missing)} missing`);
+  if (f.completeness_pct !== undefined) parts.push(f.completeness_pct === null ? "completeness n/a" : `${f.completeness_pct} % complete`);
+  if (f.heartbeat_arrivals !== undefined) parts.push(`${number(f.heartbeat_arrivals)} heartbeat arrivals`);
+  return parts.join(" · ");
+}
+
+// The run's own line: this flow's latency percentiles, or the audit's and topology's whole-lake figures.
+function runFindings(run) {
+  const s = run.summary || {};
+  if (run.status === "FAILED") return el("span", { class: "err" }, run.error);
+  if (run.status === "NO_DATA") return el("span", { class: "warn" }, s.note || "no data in this window");
+  if (run.status !== "SUCCEEDED") return el("span", { class: "muted" }, run.status === "QUEUED" ? "waiting for a worker…" : "running…");
+  const mine = (s.flows || []).find((row) => row.flow === flowName);
+  const latency = mine ? ` · this flow: p50 ${ms(mine.replication_latency_ms_p50)}, p99 ${ms(mine.replication_latency_ms_p99)} over ${number(mine.facts)} facts` : "";
+  return el("span", {}, figures(s) + latency);
+}
+
+// "24 Nov 13:05–13:20": a run's window, compactly (both ends in the browser's time zone).
+function windowText(since, until) {
+  if (!since) return "whole lake";
+  const day = { day: "numeric", month: "short" };
+  const time = { hour: "2-digit", minute: "2-digit" };
+  const from = new Date(since);
+  const to = until ? new Date(until) : new Date();
+  const sameDay = from.toDateString() === to.toDateString();
+  return `${from.toLocaleDateString(undefined, day)} ${from.toLocaleTimeString(undefined, time)}–${sameDay ? "" : `${to.toLocaleDateString(undefined, day)} `}${to.toLocaleTimeString(undefined, time)}`;
+}
+
+function runs(list) {
+  const headers = ["Run", "Job", "Window", "Status", { label: "Duration", num: true }, "Findings"];
+  const rows = list.map((r) => el("tr", {},
+    el("td", { class: "mono" }, `#${r.id}`), el("td", {}, r.job),
+    el("td", { class: "muted nowrap" }, windowText(r.since, r.until)),
+    el("td", {}, badge(r.status === "NO_DATA" ? "lagging" : r.status === "SUCCEEDED" ? "healthy" : r.status === "FAILED" ? "failing" : "starting", r.status.replace("_", " ").toLowerCase())),
+    el("td", { class: "num" }, r.duration_seconds === null ? "–" : `${r.duration_seconds.toFixed(1)} s`),
+    el("td", { class: "findings" }, runFindings(r))));
+  clear(document.getElementById("report-runs"), table(headers, rows, { empty: "No report runs yet." }));
+}
+
 function reports(answer) {
   const box = document.getElementById("reports");
   if (!answer.reports.length) {
-    clear(box, el("p", { class: "muted" }, "No analytics reports yet. Run the latency, topology or audit job (python -m replication.analytics) to see its findings here."));
+    clear(box, el("p", { class: "muted" }, "No analytics reports yet. Operators run one above; beat runs every job hourly."));
     return;
   }
   clear(box, answer.reports.map((r) => el("div", { class: "report" },
     el("h3", {}, `${r.job} `, el("span", { class: "faint" }, `written ${when(r.written_at)}`)),
+    r.no_data ? alert("warn", r.note || "No data in this report's window.") : el("p", { class: "muted" }, figures(r.figures || {})),
     r.flagged_in.length ? alert("warn", `Flagged in: ${r.flagged_in.join(", ")}`) : null,
-    r.rows.length ? el("pre", { class: "mono" }, r.rows.map((row) => JSON.stringify(row)).join("\n")) : el("p", { class: "muted" }, "Nothing about this flow."))));
+    r.rows.length ? el("pre", { class: "mono report-rows" }, r.rows.map((row) => JSON.stringify(row)).join("\n")) : el("p", { class: "muted" }, "Nothing about this flow."))));
+}
+
+async function refreshReports() {
+  clearTimeout(reportTimer);
+  try {
+    const [page, latest] = await Promise.all([get(`/api/v1/reports/?limit=${RUNS_SHOWN}`), get(`/api/v1/flows/${id}/reports/`)]);
+    runs(page.results);
+    reports(latest);
+    const busy = page.results.some((r) => r.status === "QUEUED" || r.status === "RUNNING");
+    reportTimer = setTimeout(refreshReports, busy ? REPORT_POLL_MS : 5 * REPORT_POLL_MS);
+  } catch (error) {
+    clear(document.getElementById("report-result"), alert("error", `Reports: ${error.message}`));
+    reportTimer = setTimeout(refreshReports, 5 * REPORT_POLL_MS);  // keep polling after an error
+  }
+}
+
+async function runReport(event) {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const button = form.querySelector("button");
+  const until = new Date();
+  const since = new Date(until.getTime() - Number(form.minutes.value) * 60 * 1000);
+  button.disabled = true;
+  try {
+    const run = await post("/api/v1/reports/", { job: form.job.value, since: since.toISOString(), until: until.toISOString() });
+    clear(document.getElementById("report-result"), alert("ok", `Report #${run.id} (${run.job}) queued.`));
+    refreshReports();
+  } catch (error) {
+    clear(document.getElementById("report-result"), alert("error", error.message));
+  } finally {
+    button.disabled = false;
+  }
 }
 
 async function operate(event) {
@@ -112,5 +213,6 @@ async function refresh() {
 
 for (const button of document.querySelectorAll("[data-op]")) button.addEventListener("click", operate);
 refresh().catch((error) => clear(document.getElementById("errors"), alert("error", error.message)));
-get(`/api/v1/flows/${id}/reports/`).then(reports).catch(() => {});
+document.getElementById("report-form")?.addEventListener("submit", runReport);
+get(`/api/v1/flows/${id}/`).then((flow) => { flowName = flow.name; }).catch(() => {}).finally(refreshReports);
 setInterval(() => refresh().catch(() => {}), REFRESH_MS);

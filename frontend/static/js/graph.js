@@ -3,6 +3,7 @@
 export const COLORS = {
   healthy: "#1f9d55", lagging: "#d98b0b", starting: "#6b7fd6", failing: "#d64545",
   paused: "#8a93a6", disabled: "#b4bac6", hop: "#9aa3b5",
+  unplaced: "#b0207e", // a task no worker has a free slot for: distinct from a task that failed
 };
 
 // Rank = longest path from a cluster no flow points to (cycles bounded), so sources sit left of their targets.

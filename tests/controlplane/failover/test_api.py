@@ -89,7 +89,7 @@ def test_a_group_cannot_be_in_two_active_failovers(api: Callable[[str | None], A
 def test_steps_run_only_in_order_and_not_after_an_abort(api: Callable[[str | None], APIClient], flow: Flow) -> None:
     client = api("operator")
     pk = client.post(URL, plan(), format="json").json()["id"]
-    early = client.post(f"{URL}{pk}/apply/", {}, format="json")
+    early = client.post(f"{URL}{pk}/apply/", {}, format="json")  # refused before anything is queued
     assert early.status_code == 409
     assert "at step preflight" in early.json()["detail"]
     aborted = client.post(f"{URL}{pk}/abort/", {"reason": "drill cancelled"}, format="json")

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from rest_framework.test import APIClient
 
 from controlplane.audit.models import AuditRecord
@@ -32,10 +33,17 @@ def make_flow(clusters: dict[str, str], topic: str, groups: str) -> Flow:
 
 
 def step(client: APIClient, pk: int, name: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Start the step (202: its job is queued), then poll the failover until the job has finished."""
     response = client.post(f"/api/v1/failovers/{pk}/{name}/", body or {}, format="json")
-    assert response.status_code == 200, response.content
-    data: dict[str, Any] = response.json()
-    return data
+    assert response.status_code == 202, response.content
+
+    def finished() -> dict[str, Any] | None:
+        data: dict[str, Any] = client.get(f"/api/v1/failovers/{pk}/").json()
+        return data if data["job"]["state"] in ("succeeded", "failed") else None
+
+    done = wait_until(finished, timeout=120, interval=0.3, what=f"the {name} job")
+    assert done["job"]["state"] == "succeeded", done["job"]
+    return done
 
 
 def until_step(client: APIClient, pk: int, name: str, want: str, body: dict[str, Any] | None = None) -> None:
@@ -53,7 +61,9 @@ def test_a_planned_failover_moves_a_mid_stream_group_with_nothing_reread_or_skip
     west, east = kafka_clusters["us-west"], kafka_clusters["us-east"]
     create_topic(west, topic, partitions=PARTITIONS)
     make_flow(kafka_clusters, topic, f"{group}.*")
-    start_celery(celery_env, celery_processes, tmp_path, "w1", "beat", concurrency=4)
+    # The API enqueues each step's job on the run's broker: the worker must listen there.
+    env = {**celery_env, "CELERY_BROKER_URL": str(settings.CELERY_BROKER_URL)}
+    start_celery(env, celery_processes, tmp_path, "w1", "beat", concurrency=4)
     client = api("operator")
 
     with Traffic(west, topic, PARTITIONS, rate=300) as traffic:

@@ -6,6 +6,7 @@ from typing import Any
 
 from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
+from controlplane.orchestration.models import Worker
 
 
 def cluster(alias: str, bootstrap: str) -> Cluster:
@@ -25,3 +26,9 @@ def flow(clusters: dict[str, str], source: str, target: str, topics: str, **fiel
     return Flow.objects.create(
         source=cluster(source, clusters[source]), target=cluster(target, clusters[target]), **defaults
     )
+
+
+def live_worker(name: str, slots: int) -> Worker:
+    """A worker that has just sent its heartbeat (registration sets last_seen_at)."""
+    obj, _ = Worker.objects.update_or_create(name=name, defaults={"slots": slots, "stopping": False})
+    return obj

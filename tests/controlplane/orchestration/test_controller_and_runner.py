@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import pytest
@@ -13,8 +13,8 @@ from django.db import connection
 from controlplane.flows import services as flow_services
 from controlplane.orchestration.choices import TaskState
 from controlplane.orchestration.models import TaskAssignment
-from controlplane.orchestration.services import controller, runner
-from tests.controlplane.orchestration.factories import flow
+from controlplane.orchestration.services import controller, provisioning, runner
+from tests.controlplane.orchestration.factories import flow, live_worker
 from tests.support.kafka import consume_to_end, create_topic, end_offsets, unique_topic, wait_until
 from tests.support.replication import produce_known
 
@@ -28,6 +28,12 @@ def test_the_controller_spreads_partitions_over_tasks_max_and_dispatches_each(
     topic = unique_topic("plan")
     create_topic(kafka_clusters["us-west"], topic, partitions=5)
     obj = flow(kafka_clusters, "us-west", "us-east", topic, tasks_max=2)
+    live_worker("w-spread", slots=4)
+    with django_capture_on_commit_callbacks() as first:
+        assert controller.reconcile(obj) == [], "no task starts before the flow's topics are provisioned"
+    # The provisioning job, and the flow's topic config/ACL sync (not gated: it is idempotent like provisioning)
+    assert sorted(c.__qualname__.split(".")[0] for c in first) == ["_dispatch_topic_sync", "_provisioned"]
+    assert provisioning.provision(obj.pk)
     with django_capture_on_commit_callbacks() as callbacks:
         dispatched = controller.reconcile(obj)
     assignments = {a.task_id: a.partitions for a in TaskAssignment.objects.filter(flow=obj)}
@@ -39,7 +45,7 @@ def test_the_controller_spreads_partitions_over_tasks_max_and_dispatches_each(
     sizes = sorted(len(p) for p in assignments.values())
     assert sizes[-1] - sizes[0] <= 1
     assert len(dispatched) == 2
-    assert len(callbacks) == 3  # two runners and the flow's topic config/ACL sync
+    assert len(callbacks) == 2  # two runners
     assert controller.reconcile(obj) == [], "no second dispatch while a runner is on its way"
 
 
@@ -72,6 +78,7 @@ def test_a_paused_flow_stops_and_resumes_where_it_left_off(kafka_clusters: dict[
     create_topic(src, topic, partitions=2)
     obj = flow(kafka_clusters, "us-east", "backup", topic)
     controller.reconcile(obj)
+    assert provisioning.provision(obj.pk)
     assignment = TaskAssignment.objects.get(flow=obj, task_id=0)
     remote = f"us-east.{topic}"
 
@@ -138,6 +145,8 @@ def test_task_0_runs_with_no_partitions_and_emits_the_flows_heartbeats(
     obj = flow(clusters, alias, "backup", unique_topic("nothing-matches"), tasks_max=2,
                emit_heartbeats_enabled=True, emit_heartbeats_interval_seconds=1)  # fmt: skip
     monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row: [])  # nothing to replicate yet
+    live_worker("w-hb", slots=4)
+    assert provisioning.provision(obj.pk)
     dispatched = controller.reconcile(obj)
     task0 = TaskAssignment.objects.get(flow=obj, task_id=0)
     assert task0.partitions == [] and dispatched == [task0.pk], "task 0 only: task 1 has no work and no emitters"
@@ -158,3 +167,39 @@ def _safe(probe: Any) -> Any:
         return probe()
     except Exception:  # `heartbeats` does not exist until the first heartbeat creates it
         return None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_new_flow_with_tasks_max_4_starts_all_4_tasks_with_no_failure_or_retry(
+    kafka_clusters: dict[str, str], settings: Any
+) -> None:
+    """Issue 18: the flow's topics are provisioned once before its tasks start, so no task's start depends on which
+    task created the positions topic (before, 3 of 4 failed with _UNKNOWN_PARTITION and were retried 30 s later)."""
+    settings.MIRRORPLANE_LEASE_SECONDS = 3
+    alias = unique_topic("fresh")  # a source alias the target has never seen: no positions topic yet
+    clusters = {alias: kafka_clusters["us-west"], "us-east": kafka_clusters["us-east"]}
+    topic = unique_topic("four")
+    create_topic(clusters[alias], topic, partitions=8)
+    obj = flow(clusters, alias, "us-east", topic, tasks_max=4)
+    live_worker("w-four", slots=4)
+    controller.reconcile(obj)
+    assert provisioning.provision(obj.pk)
+    dispatched = controller.reconcile(obj)
+    assert len(dispatched) == 4
+    produce_known(clusters[alias], topic, 8, 800)
+    seen: set[str] = set()
+
+    def all_running() -> bool:
+        tasks = list(TaskAssignment.objects.filter(flow=obj))
+        seen.update(f"{t.task_id}: {t.state} {t.last_error}" for t in tasks if t.state == TaskState.FAILED)
+        return len(tasks) == 4 and all(t.state == TaskState.RUNNING and t.reported_partitions for t in tasks)
+
+    with ExitStack() as stack:
+        for pk in dispatched:
+            stack.enter_context(_running(pk, "w-four"))
+        wait_until(all_running, timeout=60, interval=0.2, what="all 4 tasks running with their partitions")
+        remote = f"{alias}.{topic}"
+        wait_until(lambda: sum(end_offsets(clusters["us-east"], remote, range(8)).values()) == 800, timeout=60,
+                   what="every record replicated")  # fmt: skip
+        assert not seen, f"no task ever failed: {seen}"
+    assert all(t.last_error == "" for t in TaskAssignment.objects.filter(flow=obj))

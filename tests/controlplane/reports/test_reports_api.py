@@ -48,6 +48,31 @@ def test_an_operator_requests_a_report_and_its_summary_is_stored(
     assert served["status"] == "SUCCEEDED" and served["summary"]["rows"] == 42
 
 
+def test_a_run_over_a_window_without_data_says_so(
+    monkeypatch: pytest.MonkeyPatch, settings: Any, tmp_path: Any
+) -> None:  # fmt: skip
+    settings.STATE_DIR = tmp_path
+    empty = {"job": "audit", "no_data": True, "note": "no data: no facts in the lake for this window",
+             "source_records": 0, "completeness_pct": None}  # fmt: skip
+    monkeypatch.setattr("replication.analytics.jobs.run_job", lambda *args, **kwargs: empty)
+    report = services.run(Report.objects.create(job="audit").pk)
+    assert report.status == "NO_DATA"
+    served = _client("viewer").get(f"/api/v1/reports/{report.pk}/").json()
+    assert served["status"] == "NO_DATA" and served["summary"]["completeness_pct"] is None
+
+
+def test_a_report_runs_once_however_often_its_task_is_delivered(
+    monkeypatch: pytest.MonkeyPatch, settings: Any, tmp_path: Any
+) -> None:  # fmt: skip
+    settings.STATE_DIR = tmp_path
+    runs: list[str] = []
+    monkeypatch.setattr("replication.analytics.jobs.run_job", lambda job, *a, **k: runs.append(job) or {"facts": 1})
+    report = Report.objects.create(job="latency")
+    assert services.run(report.pk).status == "SUCCEEDED"
+    assert services.run(report.pk).status == "SUCCEEDED"
+    assert runs == ["latency"]
+
+
 def test_a_failed_job_keeps_its_error(monkeypatch: pytest.MonkeyPatch, settings: Any, tmp_path: Any) -> None:
     settings.STATE_DIR = tmp_path
 

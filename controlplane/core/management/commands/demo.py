@@ -19,6 +19,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from controlplane.core.processes import ProcessGroup
+from replication.localkafka.traffic import TrafficControl, demo_control_dir
 
 DEMO_CLUSTERS = ["us-west", "us-east", "backup"]
 ADMIN_USERNAME = "admin"
@@ -54,6 +55,10 @@ class Command(BaseCommand):
         # Distinct bases let the demo run beside other local clusters, such as the test suite's.
         parser.add_argument("--kafka-broker-port-base", type=int, default=19092, help="default 19092")
         parser.add_argument("--kafka-zk-port-base", type=int, default=12181, help="default 12181")
+        parser.add_argument(
+            "--no-traffic", action="store_true",
+            help="do not start the traffic generator (while it runs, the dashboard and /api/v1/demo/traffic/ pause it)",
+        )  # fmt: skip
 
     bootstraps: dict[str, str] = {}
 
@@ -66,7 +71,7 @@ class Command(BaseCommand):
                 raise CommandError(f"port {options['port']} on 127.0.0.1 is already in use; pass --port")
             if not options["no_kafka"]:
                 self._start_kafka(stack, options["kafka_broker_port_base"], options["kafka_zk_port_base"])
-            self._run(stack, port=options["port"])
+            self._run(stack, port=options["port"], traffic=not options["no_traffic"])
         except _Stop as stop:
             self.stdout.write(f"Received {stop}, stopping.")
         finally:
@@ -74,7 +79,7 @@ class Command(BaseCommand):
             stack.close()
         self.stdout.write("Mirrorplane demo stopped.")
 
-    def _run(self, stack: ExitStack, *, port: int) -> None:
+    def _run(self, stack: ExitStack, *, port: int, traffic: bool = True) -> None:
         call_command("migrate", interactive=False, verbosity=1)
         password = os.environ.get("MIRRORPLANE_DEMO_PASSWORD") or "admin"
         _ensure_superuser(ADMIN_USERNAME, password)
@@ -85,7 +90,8 @@ class Command(BaseCommand):
             created = seed(self.bootstraps)
             self.stdout.write(f"Registered clusters {', '.join(self.bootstraps)}; demo flows: {created or 'present'}")
         children = stack.enter_context(ProcessGroup())
-        for name, argv in _child_commands(port, self.bootstraps).items():
+        TrafficControl(demo_control_dir(settings.STATE_DIR)).reset()  # a new demo's traffic starts unpaused
+        for name, argv in _child_commands(port, self.bootstraps, traffic=traffic).items():
             child = children.start(name, argv, cwd=settings.BASE_DIR, env=_child_env())
             self.stdout.write(f"started {name} (pid {child.pid})")
         _wait_until_healthy(f"http://127.0.0.1:{port}/healthz", children)
@@ -114,7 +120,7 @@ class Command(BaseCommand):
         self.bootstraps = bootstraps
 
 
-def _child_commands(port: int, bootstraps: dict[str, str]) -> dict[str, list[str]]:
+def _child_commands(port: int, bootstraps: dict[str, str], *, traffic: bool = True) -> dict[str, list[str]]:
     manage_py = str(settings.BASE_DIR / "manage.py")
     celery = [sys.executable, "-m", "celery", "-A", "controlplane"]
     schedule = str(settings.STATE_DIR / "celerybeat-schedule")
@@ -122,17 +128,27 @@ def _child_commands(port: int, bootstraps: dict[str, str]) -> dict[str, list[str
     # the remaining processes serve the controller and the periodic jobs.
     commands = {
         "web": [sys.executable, manage_py, "runserver", f"127.0.0.1:{port}", "--noreload"],
-        "worker": [*celery, "worker", "-l", "info", "--concurrency", "6"],
+        "worker": [
+            *celery,
+            "worker",
+            "-l",
+            "info",
+            "--concurrency",
+            str(int(_child_env()["MIRRORPLANE_WORKER_SLOTS"]) + 4),
+        ],
         "beat": [*celery, "beat", "-l", "info", "--schedule", schedule],
     }
-    if "us-west" in bootstraps:
-        traffic = [sys.executable, "-m", "replication.localkafka.traffic", "--bootstrap", bootstraps["us-west"]]
-        commands["traffic"] = [*traffic, "--topic", "orders", "--topic", "payments", "--rate", "20"]
+    if traffic and "us-west" in bootstraps:
+        generator = [sys.executable, "-m", "replication.localkafka.traffic", "--bootstrap", bootstraps["us-west"]]
+        control = ["--control", str(demo_control_dir(settings.STATE_DIR))]
+        commands["traffic"] = [*generator, "--topic", "orders", "--topic", "payments", "--rate", "20", *control]
     return commands
 
 
 def _child_env() -> dict[str, str]:
-    return {"MIRRORPLANE_WORKER_SLOTS": "3", **os.environ, "PYTHONUNBUFFERED": "1"}
+    # 12 slots: the demo's 2 tasks plus 10 for what a new user adds (5 flows of tasks.max 2); the worker line adds 4
+    # pool processes for the controller, provisioning, sampling and reports (README, "How flows run").
+    return {"MIRRORPLANE_WORKER_SLOTS": "12", **os.environ, "PYTHONUNBUFFERED": "1"}
 
 
 def _ensure_superuser(username: str, password: str) -> None:

@@ -1,0 +1,54 @@
+"""The demo's traffic switch: viewers see whether the generator runs and produces; operators pause and resume it."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from controlplane.audit.services import record
+from controlplane.core.permissions import IsOperator, IsViewer
+from controlplane.ui.services import demo_traffic
+
+
+class DemoTrafficSerializer(serializers.Serializer[dict[str, object]]):
+    running = serializers.BooleanField(help_text="a demo traffic generator runs")
+    paused = serializers.BooleanField(help_text="it is paused (produces nothing)")
+    pending = serializers.BooleanField(help_text="a pause or resume was asked for and is not in effect yet")
+    rate = serializers.FloatField(allow_null=True, help_text="records per second it produces when not paused")
+    topics = serializers.ListField(child=serializers.CharField())
+    produced = serializers.IntegerField(allow_null=True, help_text="records produced since it started")
+
+
+class DemoTrafficSwitchSerializer(serializers.Serializer[dict[str, object]]):
+    paused = serializers.BooleanField()
+
+
+class DemoTrafficView(APIView):
+    """The traffic generator of ``manage.py demo``: {"running", "paused", "rate", ...}; POST {"paused": bool}."""
+
+    def get_permissions(self) -> list[BasePermission]:
+        return [IsOperator()] if self.request.method == "POST" else [IsViewer()]
+
+    @extend_schema(responses=DemoTrafficSerializer)
+    def get(self, request: Request) -> Response:
+        return Response(demo_traffic.state())
+
+    @extend_schema(
+        request=DemoTrafficSwitchSerializer,
+        responses={200: DemoTrafficSerializer, 409: OpenApiResponse(description="no demo traffic generator runs")},
+    )
+    def post(self, request: Request) -> Response:
+        switch = DemoTrafficSwitchSerializer(data=request.data)
+        switch.is_valid(raise_exception=True)
+        paused = bool(switch.validated_data["paused"])
+        before = demo_traffic.state()
+        try:
+            after = demo_traffic.set_paused(paused)
+        except demo_traffic.NotRunning as exc:
+            return Response({"detail": str(exc), **before}, status=status.HTTP_409_CONFLICT)
+        record(request.user, "demo.traffic.pause" if paused else "demo.traffic.resume", None, before, after)
+        return Response(after)

@@ -1,0 +1,43 @@
+"""Beat's heartbeat collection: every registered cluster's heartbeat topics land in the facts lake (real brokers)."""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow.dataset as ds
+import pytest
+from confluent_kafka import KafkaException, Producer
+
+from controlplane.clusters.models import Cluster
+from controlplane.reports import services
+from replication.records import Heartbeat
+from tests.support.kafka import create_topic
+
+pytestmark = pytest.mark.django_db
+
+
+def produce_heartbeat(bootstrap: str, heartbeat: Heartbeat) -> None:
+    with contextlib.suppress(KafkaException):  # another test (or run, on reused clusters) created it
+        create_topic(bootstrap, "heartbeats")
+    producer = Producer({"bootstrap.servers": bootstrap})
+    producer.produce("heartbeats", heartbeat.value_bytes(), heartbeat.key_bytes())
+    assert producer.flush(30) == 0
+
+
+def test_heartbeats_of_registered_clusters_reach_the_lake(
+    kafka_clusters: dict[str, str], settings: Any, tmp_path: Path
+) -> None:  # fmt: skip
+    settings.STATE_DIR, settings.MIRRORPLANE_FACTS_LAKE = tmp_path, ""
+    for alias in ("us-west", "us-east"):
+        Cluster.objects.create(alias=alias, bootstrap_servers=kafka_clusters[alias])
+    stamp = int(time.time() * 1000) - random.randint(0, 10**6)
+    produce_heartbeat(kafka_clusters["us-west"], Heartbeat("us-west", "us-east", stamp))
+    assert services.collect_heartbeats() >= 1
+    arrivals = ds.dataset(tmp_path / "lake" / "heartbeats", format="parquet", partitioning="hive").to_table()
+    assert stamp in arrivals.column("timestamp").to_pylist()
+    settings.MIRRORPLANE_FACTS_ENABLED = False
+    assert services.collect_heartbeats() == 0
