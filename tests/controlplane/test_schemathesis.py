@@ -26,6 +26,7 @@ from controlplane.flows import offsets
 from controlplane.flows.models import Flow
 from controlplane.wsgi import application
 from replication.mirrorclient import MirrorClient
+from tests.support.fuzz import often_an_existing_id, often_existing_aliases
 
 ADMIN_TOKEN = "0123456789abcdef0123456789abcdef01234567"
 
@@ -56,25 +57,8 @@ SEEDED_IDS = (900001, 900002, 900003)
 SEEDED_ALIASES = ("us-west", "us-east", "backup")
 
 
-@schema.hook("map_path_parameters")
-def _often_an_existing_id(context: schemathesis.HookContext, path_parameters: dict[str, Any] | None) -> Any:
-    """Random ids almost never exist; send three in four to a seeded row so operations get past the 404."""
-    value = (path_parameters or {}).get("id")
-    if path_parameters is not None and isinstance(value, int) and value % 4 < 3:
-        path_parameters["id"] = SEEDED_IDS[value % 4]
-    return path_parameters
-
-
-@schema.hook("map_body")
-def _often_existing_aliases(context: schemathesis.HookContext, body: Any) -> Any:
-    """Likewise for a flow's source and target aliases; and half the bootstrap servers are well-formed."""
-    if isinstance(body, dict):
-        if isinstance(body.get("bootstrap_servers"), str) and len(body["bootstrap_servers"]) % 2:
-            body["bootstrap_servers"] = "kafka:9092"
-        for key in ("source", "target"):
-            if isinstance(body.get(key), str) and len(body[key]) % 4 < 3:
-                body[key] = SEEDED_ALIASES[(len(body[key]) + (key == "target")) % 3]
-    return body
+schema.hook("map_path_parameters")(often_an_existing_id(SEEDED_IDS))
+schema.hook("map_body")(often_existing_aliases(SEEDED_ALIASES))
 
 
 @pytest.fixture(autouse=True)
