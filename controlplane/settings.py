@@ -93,6 +93,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "controlplane.core",
+    "controlplane.jobs",
     "controlplane.clusters",
     "controlplane.flows",
     "controlplane.audit",

@@ -9,3 +9,9 @@ class ClustersConfig(AppConfig):
     name = "controlplane.clusters"
     label = "clusters"
     verbose_name = "Kafka clusters"
+
+    def ready(self) -> None:
+        from controlplane.clusters import jobs  # models are loaded only once the registry is ready
+        from controlplane.jobs.services import register
+
+        register(jobs.KIND)

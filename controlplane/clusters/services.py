@@ -34,6 +34,26 @@ def client_settings(cluster: Cluster) -> dict[str, str]:
     return settings
 
 
+def unregistered_servers(bootstrap_servers: str) -> list[str]:
+    """The ``host:port`` entries that no registered cluster lists among its bootstrap servers.
+
+    Operators check unsaved settings only against brokers an admin registered: otherwise the check's exact
+    errors ("Connection refused" against a timeout) would let them map which ports are open on any host.
+    """
+    registered = {_server(entry) for bootstrap in Cluster.objects.values_list("bootstrap_servers", flat=True)
+                  for entry in bootstrap.split(",") if entry.strip()}  # fmt: skip
+    return [entry.strip() for entry in bootstrap_servers.split(",") if _server(entry) not in registered]
+
+
+def unregistered_message(servers: list[str]) -> str:
+    return (f"{', '.join(servers)}: not a broker of a registered cluster; an operator may check only those "
+            "(an admin may check any address)")  # fmt: skip
+
+
+def _server(entry: str) -> str:
+    return entry.strip().lower()
+
+
 def connectivity_check(cluster: Cluster, timeout: float = CONNECTIVITY_TIMEOUT_SECONDS) -> dict[str, Any]:
     """The cluster's brokers and topic count, or librdkafka's exact error when it cannot be reached."""
     errors: list[KafkaError] = []

@@ -9,3 +9,9 @@ class UiConfig(AppConfig):
     name = "controlplane.ui"
     label = "ui"
     verbose_name = "Mirrorplane UI"
+
+    def ready(self) -> None:
+        from controlplane.jobs.services import register  # models are loaded only once the registry is ready
+        from controlplane.ui import jobs
+
+        register(jobs.KIND)

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from controlplane.audit.api.viewsets import AuditedModelViewSet
-from controlplane.clusters import mirror, services
+from controlplane.clusters import jobs, mirror, services
 from controlplane.clusters.api.serializers import (
     ClusterSerializer,
-    ConnectivitySerializer,
     HopsQuerySerializer,
     HopsSerializer,
     RemoteTopicsQuerySerializer,
@@ -23,11 +20,13 @@ from controlplane.clusters.api.serializers import (
 )
 from controlplane.clusters.models import Cluster
 from controlplane.core.pagination import OptInLimitOffsetPagination
+from controlplane.core.permissions import ADMIN, has_role
+from controlplane.jobs.api.views import START_RESPONSES, start
 
-_CHECK_RESPONSES = {
-    200: ConnectivitySerializer,
-    400: OpenApiResponse(description="bootstrap_servers: librdkafka's exact connection error"),
-}
+_CHECK_DOC = (
+    "Queues a connectivity check and answers 202 with the job at once; poll its `url`. The job succeeds with the "
+    "brokers and topic count, or fails with librdkafka's exact connection error."
+)
 
 
 class ClusterViewSet(AuditedModelViewSet[Cluster]):
@@ -37,24 +36,29 @@ class ClusterViewSet(AuditedModelViewSet[Cluster]):
     audit_name = "cluster"
     operator_actions = ("check", "check_unsaved")
 
-    @extend_schema(request=None, responses=_CHECK_RESPONSES)
+    @extend_schema(request=None, responses=START_RESPONSES, description=_CHECK_DOC)
     @action(detail=True, methods=["post"])
     def check(self, request: Request, pk: str | None = None) -> Response:
-        """Connect to the cluster: its brokers and topic count, or the exact connection error (400)."""
+        """Connect to the cluster in a background job: its brokers and topic count, or the exact connection error."""
         cluster = self.get_object()
-        return self._checked(cluster, cluster)
+        return start(jobs.CHECK, f"cluster.check:{cluster.pk}", jobs.saved_inputs(cluster), request)
 
-    @extend_schema(request=ClusterSerializer, responses=_CHECK_RESPONSES, operation_id="clusters_check_unsaved")
+    @extend_schema(
+        request=ClusterSerializer, responses=START_RESPONSES, operation_id="clusters_check_unsaved",
+        description=_CHECK_DOC + " Only the credentials in the request are used. An operator may check only broker "
+        "addresses of registered clusters (403 naming bootstrap_servers otherwise); an admin may check any.",
+    )  # fmt: skip
     @action(detail=False, methods=["post"], url_path="check")
     def check_unsaved(self, request: Request) -> Response:
-        """Check a cluster's settings before saving them; nothing is saved."""
+        """Check a cluster's settings before saving them; nothing is saved and no stored secret is used."""
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        data = dict(serializer.validated_data)
-        password = data.pop("sasl_password", "")
-        cluster = Cluster(**data)
-        cluster.sasl_password = password
-        return self._checked(cluster, None)
+        values = dict(serializer.validated_data)
+        if not has_role(request.user, ADMIN):
+            unknown = services.unregistered_servers(values["bootstrap_servers"])
+            if unknown:
+                raise PermissionDenied({"bootstrap_servers": [services.unregistered_message(unknown)]})
+        return start(jobs.CHECK, f"cluster.check:unsaved:{request.user.pk}", jobs.unsaved_inputs(values), request)
 
     @extend_schema(responses=UpstreamClustersSerializer)
     @action(detail=True, methods=["get"], url_path="upstream-clusters")
@@ -75,14 +79,3 @@ class ClusterViewSet(AuditedModelViewSet[Cluster]):
         """MirrorClient: the topics replicated to this cluster (from one source, if given)."""
         query = self.query(RemoteTopicsQuerySerializer)
         return Response(mirror.remote_topics(self.get_object(), query.get("source") or None))
-
-    def _checked(self, cluster: Cluster, audited: Cluster | None) -> Response:
-        result = services.connectivity_check(cluster)
-        self.audit("check", audited, after={"alias": cluster.alias, **_summary(result)})
-        if not result["ok"]:
-            raise ValidationError({"bootstrap_servers": [result["error"]]})
-        return Response(result)
-
-
-def _summary(result: dict[str, Any]) -> dict[str, Any]:
-    return {key: result[key] for key in ("ok", "topic_count", "error") if key in result}

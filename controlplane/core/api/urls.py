@@ -8,9 +8,10 @@ from controlplane.audit.api.urls import router as audit_router
 from controlplane.clusters.api.urls import router as clusters_router
 from controlplane.failover.api.urls import router as failover_router
 from controlplane.flows.api.urls import router as flows_router
+from controlplane.jobs.api.urls import router as jobs_router
 
 router = DefaultRouter()
-for app_router in (clusters_router, flows_router, audit_router, failover_router):
+for app_router in (clusters_router, flows_router, audit_router, failover_router, jobs_router):
     router.registry.extend(app_router.registry)
 
 urlpatterns = router.urls

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -10,6 +11,8 @@ from rest_framework.views import APIView
 
 from controlplane.core.permissions import IsViewer
 from controlplane.flows.models import Flow
+from controlplane.jobs.api.views import START_RESPONSES, start
+from controlplane.ui import jobs
 from controlplane.ui.api.serializers import FlowSampleSerializer, PreviewSerializer
 from controlplane.ui.models import FlowObservation
 from controlplane.ui.services import graph, preview, reports, sampling
@@ -68,14 +71,21 @@ class FlowPreviewView(APIView):
 
     permission_classes = [IsViewer]
 
+    @extend_schema(
+        request=PreviewSerializer, responses=START_RESPONSES,
+        description="Queues the preview and answers 202 with the job at once; poll its `url`. The job's result: "
+        "`topics` (topic, replicated, remote_topic, reason), `replicated`, `total`, `loops`, `refused`, and "
+        "`error` when the source's topics could not be listed. One preview per user runs at a time (409).",
+    )  # fmt: skip
     def post(self, request: Request) -> Response:
         serializer = PreviewSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         values = dict(serializer.validated_data)
         try:
-            return Response(preview.preview(values, values.pop("flow", None)))
+            preview.check_config(values)
         except ConfigError as exc:
             raise ValidationError({exc.property_name.replace(".", "_"): [exc.reason]}) from None
+        return start(jobs.PREVIEW, f"flow.preview:{request.user.pk}", jobs.preview_inputs(values), request)
 
 
 def _minutes(text: str) -> int:

@@ -39,6 +39,11 @@ def preview(values: dict[str, Any], instance: Flow | None) -> dict[str, Any]:
     return result
 
 
+def check_config(values: dict[str, Any]) -> None:
+    """Raise ``ConfigError`` if the values make no valid flow config (no I/O: the request answers it at once)."""
+    _config(values)
+
+
 def source_topics(source: Cluster) -> list[str]:
     settings: dict[str, Any] = {**client_settings(source), "socket.timeout.ms": int(LIST_TIMEOUT * 1000)}
     metadata = AdminClient(settings).list_topics(timeout=LIST_TIMEOUT)
