@@ -26,8 +26,11 @@ def saved_inputs(cluster: Cluster) -> dict[str, Any]:
 
 def unsaved_inputs(values: dict[str, Any]) -> dict[str, Any]:
     """The validated form values of an unsaved cluster; only the password given in the request is used."""
-    settings = {name: str(values.get(name) or "") for name in _UNSAVED_FIELDS}
-    return {"unsaved": {**settings, "sasl_password_encrypted": crypto.encrypt(values.get("sasl_password") or "")}}
+    values = dict(values)
+    password = values.pop("sasl_password", "") or ""
+    cluster = Cluster(**values)  # fills the model's defaults (security protocol, ...)
+    settings = {name: str(getattr(cluster, name) or "") for name in _UNSAVED_FIELDS}
+    return {"unsaved": {**settings, "sasl_password_encrypted": crypto.encrypt(password)}}
 
 
 def run_check(job: Job) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 // /clusters/new/ and /clusters/<id>/: the cluster form, the connectivity test and delete.
-import { api, post, ApiError } from "./api.js";
+import { api, ApiError } from "./api.js";
 import { collect, disable, fill, showErrors, submit } from "./forms.js";
-import { alert, canAdmin, clear, el } from "./dom.js";
+import { alert, banner, canAdmin, clear, el } from "./dom.js";
+import { progress, runJob } from "./jobs.js";
 
 const form = document.getElementById("cluster-form");
 const id = form.dataset.id;
@@ -15,17 +16,29 @@ function brokers(check) {
       el("tbody", {}, check.brokers.map((b) => el("tr", {}, el("td", {}, b.id), el("td", { class: "mono" }, b.host), el("td", { class: "num" }, b.port))))));
 }
 
+// The check is a background job: the POST answers at once, the job is polled until it ends. Its progress and
+// outcome show in the result box; an error (the start refused, or polling failing) is the box's one banner.
 async function check() {
   const button = document.getElementById("check");
   button.disabled = true;
-  clear(result, el("p", { class: "muted" }, "Connecting…"));
+  clear(result, el("p", { class: "muted", "data-job": "starting" }, "Starting the check…"));
+  const hooks = {
+    onState: (job) => {
+      if (!["succeeded", "failed"].includes(job.state)) clear(result, el("p", { class: "muted", "data-job": job.state }, progress(job)));
+    },
+    onError: (error, delay) => banner(result, "error", `${error.message} Retrying in ${Math.round(delay / 1000)} s.`),
+    onRecover: () => banner(result, "error", null),
+  };
   try {
-    const answer = id ? await post(`/api/v1/clusters/${id}/check/`) : await post("/api/v1/clusters/check/", collect(form));
-    clear(result, brokers(answer));
+    const url = id ? `/api/v1/clusters/${id}/check/` : "/api/v1/clusters/check/";
+    const job = await runJob(url, id ? {} : collect(form), hooks);
+    if (job.state === "succeeded") clear(result, brokers(job.result));
+    else clear(result, alert("error", `Cannot connect: ${job.error}`));
   } catch (error) {
     const detail = error instanceof ApiError && error.data && error.data.bootstrap_servers;
     if (error instanceof ApiError && error.status === 400 && !detail) showErrors(form, error.data);
-    clear(result, alert("error", detail ? `Cannot connect: ${[].concat(detail).join(" ")}` : error.message));
+    clear(result);
+    banner(result, "error", detail ? `Cannot check: ${[].concat(detail).join(" ")}` : error.message);
   } finally {
     button.disabled = false;
   }

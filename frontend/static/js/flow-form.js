@@ -1,7 +1,8 @@
 // /flows/new/ and /flows/<id>/edit/: the flow form, with a live preview of the topics it would replicate.
-import { api, post, ApiError } from "./api.js";
+import { api, ApiError } from "./api.js";
 import { collect, fill, showErrors, submit } from "./forms.js";
-import { alert, clear, el, table } from "./dom.js";
+import { alert, banner, clear, el, table } from "./dom.js";
+import { runJob } from "./jobs.js";
 
 const form = document.getElementById("flow-form");
 const id = form.dataset.id;
@@ -46,16 +47,37 @@ async function refresh() {
   body.target = form.elements.target.value;
   if (id) body.flow = Number(id);
   if (!body.source || !body.target) return;
+  // The preview is a background job (listing a large cluster's topics takes seconds): started, then polled. A
+  // newer edit cancels the wait; one preview per user runs at a time, so ours starts when the previous one ends.
+  const count = document.getElementById("preview-count");
+  const box = document.getElementById("preview");
+  const cancelled = () => mine !== sequence;
+  const hooks = {
+    cancelled,
+    again: true,
+    onState: (job) => {
+      if (!cancelled() && !["succeeded", "failed"].includes(job.state)) count.textContent = `Listing source topics: ${job.state}…`;
+    },
+    onError: (error, delay) => banner(box, "error", `${error.message} Retrying in ${Math.round(delay / 1000)} s.`),
+    onRecover: () => banner(box, "error", null),
+  };
   try {
-    const answer = await post("/api/v1/flow-preview/", body);
-    if (mine === sequence) renderPreview(answer);
+    const job = await runJob("/api/v1/flow-preview/", body, hooks);
+    if (job === null || cancelled()) return;
+    if (job.state === "succeeded") renderPreview(job.result);
+    else {
+      count.textContent = "";
+      clear(document.getElementById("loops"));
+      clear(box, alert("warn", `No preview: ${job.error}`));
+    }
   } catch (error) {
-    if (mine !== sequence) return;
+    if (cancelled()) return;
     const text = error instanceof ApiError && error.status === 400
       ? Object.entries(error.data).map(([k, v]) => `${k}: ${[].concat(v).join(" ")}`).join("; ")
       : error.message;
+    count.textContent = "";
     clear(document.getElementById("loops"));
-    clear(document.getElementById("preview"), alert("warn", `No preview: ${text}`));
+    clear(box, alert("warn", `No preview: ${text}`));
   }
 }
 

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from rest_framework.test import APIClient
 
 from controlplane.audit.models import AuditRecord
+from controlplane.celery import app
 from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from tests.controlplane.api.base import ViewSetContract
@@ -137,23 +138,35 @@ def test_a_cluster_used_by_a_flow_cannot_be_deleted_or_renamed(api: Api) -> None
 # --- connectivity check -------------------------------------------------------------------------------------
 
 
-@pytest.mark.django_db
-def test_an_unreachable_bootstrap_gets_a_400_with_the_exact_connection_error_and_saves_nothing(api: Api) -> None:
-    response = api("operator").post(
+@pytest.fixture
+def eager() -> Iterator[None]:
+    """The check's job runs inside the POST (its own tests run it in a real worker: tests/controlplane/jobs)."""
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = before
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_unreachable_bootstrap_fails_the_check_job_with_the_exact_connection_error_and_saves_nothing(
+    api: Api, eager: None
+) -> None:
+    response = api("admin").post(
         "/api/v1/clusters/check/", {"alias": "nowhere", "bootstrap_servers": "127.0.0.1:1"}, format="json"
     )
-    assert response.status_code == 400
-    [error] = response.json()["bootstrap_servers"]
-    assert "127.0.0.1:1" in error and "Connection refused" in error
+    assert response.status_code == 202
+    job = api("admin").get(response.json()["url"]).json()
+    assert job["state"] == "failed"
+    assert "127.0.0.1:1" in job["error"] and "Connection refused" in job["error"]
     assert not Cluster.objects.exists()
 
 
-@pytest.mark.django_db
-def test_checking_a_saved_unreachable_cluster_reports_the_error_and_audits_the_check(api: Api) -> None:
+@pytest.mark.django_db(transaction=True)
+def test_checking_a_saved_unreachable_cluster_reports_the_error_and_audits_the_check(api: Api, eager: None) -> None:
     cluster = Cluster.objects.create(alias="nowhere", bootstrap_servers="127.0.0.1:1")
     response = api("operator").post(f"/api/v1/clusters/{cluster.pk}/check/")
-    assert response.status_code == 400
-    assert "Connection refused" in response.json()["bootstrap_servers"][0]
+    assert response.status_code == 202
+    assert "Connection refused" in response.json()["error"]
     audit = AuditRecord.objects.get(action="cluster.check")
     assert audit.after is not None and audit.after["ok"] is False
     assert audit.object_id == str(cluster.pk)
@@ -166,13 +179,16 @@ def test_a_viewer_cannot_run_the_connectivity_check(api: Api) -> None:
 
 
 @pytest.mark.kafka
-@pytest.mark.django_db
-def test_the_connectivity_check_reports_brokers_and_topic_count(api: Api, kafka_clusters: dict[str, str]) -> None:
+@pytest.mark.django_db(transaction=True)
+def test_the_connectivity_check_reports_brokers_and_topic_count(
+    api: Api, kafka_clusters: dict[str, str], eager: None
+) -> None:
     bootstrap = kafka_clusters["us-west"]
     cluster = Cluster.objects.create(alias="us-west", bootstrap_servers=bootstrap)
     response = api("operator").post(f"/api/v1/clusters/{cluster.pk}/check/")
-    assert response.status_code == 200, response.content
-    body = response.json()
+    assert response.status_code == 202, response.content
+    assert response.json()["state"] == "succeeded", response.content
+    body = response.json()["result"]
     assert body["ok"] is True
     host, port = bootstrap.rsplit(":", 1)
     assert {"host": host, "port": int(port)}.items() <= body["brokers"][0].items()
