@@ -15,6 +15,7 @@ from pytest_django.live_server_helper import LiveServer
 from controlplane.flows.models import Flow
 from tests.browser.conftest import log_in, make_user, shoot
 from tests.browser.traffic import Traffic
+from tests.browser.wizard import jobs_env
 from tests.support.celery import Processes, start_celery
 from tests.support.kafka import create_topic, unique_topic, wait_until
 
@@ -59,7 +60,11 @@ def test_a_new_user_builds_a_flow_and_sees_it_turn_healthy_with_throughput(
     page: Page, live_server: LiveServer, kafka_clusters: dict[str, str], celery_env: dict[str, str],
     celery_processes: Processes, tmp_path: Path,
 ) -> None:  # fmt: skip
-    env = {**celery_env, "MIRRORPLANE_SAMPLE_INTERVAL_SECONDS": "2", "MIRRORPLANE_OBSERVE_INTERVAL_SECONDS": "5"}
+    env = {
+        **jobs_env(celery_env),
+        "MIRRORPLANE_SAMPLE_INTERVAL_SECONDS": "2",
+        "MIRRORPLANE_OBSERVE_INTERVAL_SECONDS": "5",
+    }
     start_celery(env, celery_processes, tmp_path, "w1", "beat", concurrency=4)
     topic = unique_topic("ui")
     create_topic(kafka_clusters["us-west"], topic, partitions=2)

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from playwright.sync_api import Page, expect
 from pytest_django.live_server_helper import LiveServer
 
 from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
+from controlplane.jobs.models import Job
 from tests.browser.conftest import log_in, make_user, shoot
+from tests.browser.wizard import jobs_env
+from tests.support.celery import Processes, start_celery
 
 pytestmark = [pytest.mark.kafka, pytest.mark.django_db(transaction=True)]
 
@@ -33,20 +38,36 @@ def test_bad_cluster_input_shows_field_errors_and_saves_nothing(page: Page, live
     assert page.url.endswith("/clusters/new/")
 
 
-def test_a_connectivity_test_shows_the_exact_error(
-    page: Page, live_server: LiveServer, kafka_clusters: dict[str, str]
+@pytest.fixture
+def worker(celery_env: dict[str, str], celery_processes: Processes, tmp_path: Path) -> None:
+    """A real worker for the check's and the preview's jobs, on the broker the live server enqueues them on."""
+    start_celery(jobs_env(celery_env), celery_processes, tmp_path, "w1", concurrency=2)
+
+
+def test_a_connectivity_test_runs_as_a_job_and_shows_the_exact_error_then_the_brokers(
+    page: Page, live_server: LiveServer, kafka_clusters: dict[str, str], worker: None
 ) -> None:
     make_user("ada", "admin")
     log_in(page, live_server.url, "ada")
     page.goto(f"{live_server.url}/clusters/new/")
     page.fill("#f-alias", "nowhere")
     page.fill("#f-bootstrap_servers", "127.0.0.1:1")
-    page.click("#check")
-    expect(page.locator("#check-result .alert.error")).to_contain_text("Cannot connect", timeout=20_000)
+    with page.expect_response(lambda r: r.url.endswith("/api/v1/clusters/check/")) as started:
+        page.click("#check")
+    assert started.value.status == 202
+    expect(page.locator("#check")).to_be_disabled()  # while the job is queued or running
+    error = page.locator("#check-result .alert.error")
+    expect(error).to_contain_text("Cannot connect: ", timeout=60_000)
+    expect(error).to_contain_text("127.0.0.1:1")
+    expect(error).to_contain_text("Connection refused")
+    expect(page.locator("#check")).to_be_enabled()
+    shoot(page, "cluster-check-error")
     page.fill("#f-bootstrap_servers", kafka_clusters["us-west"])
     page.click("#check")
-    expect(page.locator("#check-result .alert.ok")).to_contain_text("Connected: 1 broker", timeout=20_000)
+    expect(page.locator("#check-result .alert.ok")).to_contain_text("Connected: 1 broker", timeout=60_000)
+    shoot(page, "cluster-check-ok")
     assert Cluster.objects.count() == 0
+    assert sorted(Job.objects.values_list("state", flat=True)) == ["failed", "succeeded"]
 
 
 def test_bad_flow_input_shows_field_errors_and_saves_nothing(
@@ -69,7 +90,7 @@ def test_bad_flow_input_shows_field_errors_and_saves_nothing(
 
 
 def test_a_loop_the_policy_cannot_detect_is_previewed_and_refused(
-    page: Page, live_server: LiveServer, kafka_clusters: dict[str, str]
+    page: Page, live_server: LiveServer, kafka_clusters: dict[str, str], worker: None
 ) -> None:
     west, east = (Cluster.objects.create(alias=a, bootstrap_servers=kafka_clusters[a]) for a in ("us-west", "us-east"))
     Flow.objects.create(
