@@ -46,7 +46,7 @@ def run_check(job: Job) -> dict[str, Any]:
     result = services.connectivity_check(cluster)
     if "error" in result:
         result["error"] = _masked(result["error"], cluster.sasl_password)
-    summary = {key: result[key] for key in ("ok", "topic_count", "error") if key in result}
+    summary: dict[str, Any] = {key: result[key] for key in ("ok", "topic_count", "error") if key in result}
     record(job.created_by, "cluster.check", cluster if saved else None, after={"alias": cluster.alias, **summary})
     if not result["ok"]:
         raise JobFailed(result["error"])

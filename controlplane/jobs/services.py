@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AbstractBaseUser, AbstractUser, AnonymousUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -72,7 +72,7 @@ def kind_of(job: Job) -> Kind:
 def may_read(job: Job, user: User) -> bool:
     """Whoever may start a kind of job may read such jobs; nobody reads a kind their role could not start."""
     kind = _KINDS.get(job.kind)
-    return kind is not None and has_role(user, kind.role)
+    return kind is not None and isinstance(user, AbstractUser) and has_role(user, kind.role)
 
 
 def start(kind: str, key: str, inputs: dict[str, Any], user: User) -> Job:
