@@ -34,6 +34,7 @@ User = AbstractBaseUser | AnonymousUser | None
 QUEUED_SECONDS = 60  # no worker took the job by then: it is reported stale, and its key is free again
 RUNNING_SECONDS = 60  # a check or preview makes Kafka calls bounded at ~5 s each; leave room on a busy machine
 MAX_ERROR = 2000
+KEEP_HOURS = 24
 
 
 class JobFailed(Exception):
@@ -77,7 +78,9 @@ def may_read(job: Job, user: User) -> bool:
 
 def start(kind: str, key: str, inputs: dict[str, Any], user: User) -> Job:
     """Insert a queued job for ``key``; ``Busy`` if a live job holds the key (a stale holder is failed first)."""
-    for _ in range(2):
+    prune()
+    holder: Job | None = None
+    for _ in range(3):
         try:
             with transaction.atomic():
                 return Job.objects.create(
@@ -89,7 +92,15 @@ def start(kind: str, key: str, inputs: dict[str, Any], user: User) -> Job:
             holder = Job.objects.filter(active_key=key).first()
             if holder is not None and not expire(holder):
                 raise Busy(holder) from None
-    raise Busy(Job.objects.get(active_key=key))
+    assert holder is not None  # three inserts lost to holders that each ended at once: a pathological race
+    raise Busy(holder)
+
+
+def prune() -> int:
+    """Delete the jobs that ended more than ``KEEP_HOURS`` ago (clients poll a job for seconds, not days)."""
+    ended_before = timezone.now() - timedelta(hours=KEEP_HOURS)
+    deleted, _ = Job.objects.filter(created_at__lt=ended_before).exclude(state__in=ACTIVE).delete()
+    return deleted
 
 
 def expire(job: Job) -> bool:

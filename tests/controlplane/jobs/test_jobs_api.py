@@ -222,6 +222,15 @@ def test_a_running_job_whose_worker_died_turns_stale_and_frees_its_key(api: Api,
 
 
 @pytest.mark.django_db
+def test_ended_jobs_older_than_a_day_are_pruned_when_a_job_starts(api: Api, no_worker: None) -> None:
+    cluster = Cluster.objects.create(alias="us-west", bootstrap_servers=UNREACHABLE)
+    old, live = (Job.objects.create(kind="cluster.check", state=state) for state in ("failed", "running"))
+    Job.objects.filter(pk__in=[old.pk, live.pk]).update(created_at=timezone.now() - timedelta(hours=25))
+    assert api("operator").post(f"/api/v1/clusters/{cluster.pk}/check/").status_code == 202
+    assert set(Job.objects.values_list("state", flat=True)) == {"running", "queued"}
+
+
+@pytest.mark.django_db
 def test_a_job_that_cannot_be_queued_is_a_503_naming_the_reason(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
     def broker_down(*args: Any) -> None:
         raise ConnectionError("redis://127.0.0.1:6379: connection refused")
