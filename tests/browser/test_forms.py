@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 from playwright.sync_api import Page, expect
 from pytest_django.live_server_helper import LiveServer
 
@@ -68,6 +70,23 @@ def test_a_connectivity_test_runs_as_a_job_and_shows_the_exact_error_then_the_br
     shoot(page, "cluster-check-ok")
     assert Cluster.objects.count() == 0
     assert sorted(Job.objects.values_list("state", flat=True)) == ["failed", "succeeded"]
+
+
+def test_a_check_no_worker_runs_says_it_waits_for_one_then_that_it_did_not_run(
+    page: Page, live_server: LiveServer
+) -> None:
+    cluster = Cluster.objects.create(alias="us-west", bootstrap_servers="127.0.0.1:1")
+    make_user("ada", "admin")
+    log_in(page, live_server.url, "ada")
+    page.goto(f"{live_server.url}/clusters/{cluster.pk}/")
+    page.click("#check")
+    expect(page.locator('#check-result [data-job="queued"]')).to_contain_text("waiting for a worker", timeout=15_000)
+    shoot(page, "cluster-check-waiting")
+    Job.objects.update(expires_at=timezone.now() - timedelta(seconds=1))  # its time is up
+    expect(page.locator("#check-result .alert.error")).to_contain_text(
+        "The check did not run: stale: no worker started the job within 60 s", timeout=15_000
+    )
+    expect(page.locator("#check")).to_be_enabled()
 
 
 def test_bad_flow_input_shows_field_errors_and_saves_nothing(

@@ -52,4 +52,5 @@ def start(kind: str, key: str, inputs: dict[str, Any], request: Request) -> Resp
         body = {"detail": job.error, "job": JobSerializer(job).data}
         return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE)
     job.refresh_from_db()  # with an eager Celery (tests) the job has already run
-    return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+    body = JobSerializer(job).data
+    return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})

@@ -33,7 +33,7 @@ async function check() {
     const url = id ? `/api/v1/clusters/${id}/check/` : "/api/v1/clusters/check/";
     const job = await runJob(url, id ? {} : collect(form), hooks);
     if (job.state === "succeeded") clear(result, brokers(job.result));
-    else clear(result, alert("error", `Cannot connect: ${job.error}`));
+    else clear(result, alert("error", `${job.started_at ? "Cannot connect" : "The check did not run"}: ${job.error}`));
   } catch (error) {
     const detail = error instanceof ApiError && error.data && error.data.bootstrap_servers;
     if (error instanceof ApiError && error.status === 400 && !detail) showErrors(form, error.data);

@@ -2,7 +2,7 @@
 import { api, ApiError } from "./api.js";
 import { collect, fill, showErrors, submit } from "./forms.js";
 import { alert, banner, clear, el, table } from "./dom.js";
-import { runJob } from "./jobs.js";
+import { progress, runJob } from "./jobs.js";
 
 const form = document.getElementById("flow-form");
 const id = form.dataset.id;
@@ -56,7 +56,7 @@ async function refresh() {
     cancelled,
     again: true,
     onState: (job) => {
-      if (!cancelled() && !["succeeded", "failed"].includes(job.state)) count.textContent = `Listing source topics: ${job.state}…`;
+      if (!cancelled() && !["succeeded", "failed"].includes(job.state)) count.textContent = `Listing source topics. ${progress(job)}`;
     },
     onError: (error, delay) => banner(box, "error", `${error.message} Retrying in ${Math.round(delay / 1000)} s.`),
     onRecover: () => banner(box, "error", null),

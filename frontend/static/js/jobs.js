@@ -46,8 +46,13 @@ export function follow(job, { cancelled = () => false, onState = () => {}, onErr
   });
 }
 
+// What a job that has not ended is doing, and for how long: a job no worker takes says so long before it expires.
 export function progress(job) {
-  if (job.state === "queued") return "Queued: waiting for a worker…";
-  if (job.state === "running") return "Running…";
+  const since = (iso) => Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
+  if (job.state === "queued") {
+    const waited = since(job.created_at);
+    return waited < 3 ? "Queued…" : `Queued for ${waited} s: waiting for a worker (is one running?). It is given up at ${new Date(job.expires_at).toLocaleTimeString("en-GB")}.`;
+  }
+  if (job.state === "running") return `Running for ${since(job.started_at)} s…`;
   return "";
 }

@@ -157,6 +157,7 @@ def test_a_second_check_of_the_same_cluster_gets_409_with_the_running_job(api: A
     cluster = Cluster.objects.create(alias="us-west", bootstrap_servers=UNREACHABLE)
     first = api("operator").post(f"/api/v1/clusters/{cluster.pk}/check/")
     assert (first.status_code, first.json()["state"]) == (202, "queued")
+    assert first["Location"] == first.json()["url"]
     second = api("admin").post(f"/api/v1/clusters/{cluster.pk}/check/")
     assert second.status_code == 409
     assert second.json()["job"]["id"] == first.json()["id"] and "already queued" in second.json()["detail"]
