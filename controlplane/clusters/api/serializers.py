@@ -89,14 +89,6 @@ class ClusterSerializer(serializers.ModelSerializer[Cluster]):
             raise serializers.ValidationError({"sasl_password": "required with SASL_PLAINTEXT and SASL_SSL"})
 
 
-class ConnectivitySerializer(serializers.Serializer[dict[str, Any]]):
-    """The outcome of a successful connectivity check."""
-
-    ok = serializers.BooleanField()
-    brokers = serializers.ListField(child=serializers.DictField())
-    topic_count = serializers.IntegerField()
-
-
 class UpstreamClustersSerializer(serializers.Serializer[dict[str, Any]]):
     cluster = serializers.CharField()
     upstream_clusters = serializers.ListField(child=serializers.CharField())

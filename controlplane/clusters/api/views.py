@@ -24,8 +24,8 @@ from controlplane.core.permissions import ADMIN, has_role
 from controlplane.jobs.api.views import START_RESPONSES, start
 
 _CHECK_DOC = (
-    "Queues a connectivity check and answers 202 with the job at once; poll its `url`. The job succeeds with the "
-    "brokers and topic count, or fails with librdkafka's exact connection error."
+    "Queues a connectivity check and answers 202 with the job at once; poll its `url`. The job succeeds with "
+    "`result` = `{ok, brokers: [{id, host, port}], topic_count}`, or fails with librdkafka's exact connection error."
 )
 
 
