@@ -43,4 +43,4 @@ def reading(alias: str, read: Callable[[], T], clusters: Iterable[Cluster] = ())
         text = error.str() if hasattr(error, "str") else str(error)
         raise KafkaUnavailable(f"{alias}: {text or 'no answer from the cluster'}") from None
     except TimeoutError as exc:  # concurrent.futures' TimeoutError from an admin future carries no message
-        raise KafkaUnavailable(f"{alias}: {exc or 'no answer from the cluster in time'}") from None
+        raise KafkaUnavailable(f"{alias}: {str(exc) or 'no answer from the cluster in time'}") from None

@@ -72,6 +72,15 @@ class _Plan:
     new_clusters: list[Cluster] = field(default_factory=list)
     flows: list[Flow] = field(default_factory=list)
     problems: list[tuple[str, str]] = field(default_factory=list)
+    # One serializer of each kind validates every row: DRF builds a serializer's fields per instance, which cost
+    # more than the validation itself (3 of 4 ms per flow).
+    _cluster_checker: _NewClusterSerializer = field(default_factory=lambda: _NewClusterSerializer())
+    _flows: _FileFlowSerializer | None = None
+
+    def _flow_checker(self, clusters: dict[str, Cluster]) -> _FileFlowSerializer:
+        if self._flows is None:
+            self._flows = _FileFlowSerializer(context={"clusters": clusters})
+        return self._flows
 
     @classmethod
     def of(cls, configs: list[FlowConfig]) -> _Plan:
@@ -126,11 +135,11 @@ class _Plan:
         if data.get("sasl_password") == REDACTED:
             self.problems.append((f"{alias}.sasl.password", "redacted by an export; give the password"))
             return None
-        serializer = _NewClusterSerializer(data=data)
-        if not serializer.is_valid():
-            self.problems += messages(serializer.errors, lambda name: f"{alias}.{client_key(name)}")
+        try:
+            values = dict(self._cluster_checker.run_validation(data))
+        except ValidationError as exc:
+            self.problems += messages(_as_dict(exc.detail), lambda name: f"{alias}.{client_key(name)}")
             return None
-        values = dict(serializer.validated_data)
         password = values.pop("sasl_password", "")
         cluster = Cluster(**values)
         cluster.sasl_password = password
@@ -140,11 +149,11 @@ class _Plan:
     def _flow(
         self, config: FlowConfig, clusters: dict[str, Cluster], graph: loops.FlowGraph, pairs: set[tuple[str, str]]
     ) -> None:
-        serializer = _FileFlowSerializer(data=_flow_data(config), context={"clusters": clusters})
-        if not serializer.is_valid():
-            self.problems += messages(serializer.errors, lambda name: f"{config.name}.{property_of(name)}")
+        try:
+            flow = Flow(**self._flow_checker(clusters).run_validation(_flow_data(config)))
+        except ValidationError as exc:
+            self.problems += messages(_as_dict(exc.detail), lambda name: f"{config.name}.{property_of(name)}")
             return
-        flow = Flow(**serializer.validated_data)
         edge = loops.Edge(config.source.alias, config.target.alias, flow.replication_policy_class,
                           flow.replication_policy_separator)  # fmt: skip
         if (edge.source, edge.target) in pairs:
@@ -191,6 +200,10 @@ class _FileFlowSerializer(FlowSerializer):
         validation.distinct_clusters(values["source"], values["target"])
         validation.flow_config_rules(values)
         return attrs
+
+
+def _as_dict(detail: Any) -> dict[str, Any]:
+    return dict(detail) if isinstance(detail, dict) else {"non_field_errors": detail}
 
 
 def _clusters_of(configs: list[FlowConfig]) -> dict[str, ClusterConfig]:

@@ -78,7 +78,7 @@ def _guarded(check: Callable[[Inputs], Result], inputs: Inputs) -> Result:
     try:
         return check(inputs)
     except (KafkaException, TimeoutError) as exc:
-        return Result(name, name.replace("_", " "), Check.FAIL, f"could not check: {exc or 'no answer in time'}")
+        return Result(name, name.replace("_", " "), Check.FAIL, f"could not check: {str(exc) or 'no answer in time'}")
 
 
 def _down(inputs: Inputs, code: str, label: str, what: str) -> Result:
