@@ -159,7 +159,8 @@ def _split_flow_key(key: str, aliases: dict[str, None]) -> tuple[str, str, str]:
     source, _, rest = key.partition("->")
     target = _alias_prefix(rest, aliases)
     if source not in aliases or target is None:
-        raise ConfigError(key, f"not source->target.property with both aliases in clusters ({', '.join(aliases)})")
+        listed = ", ".join(list(aliases)[:10]) + (", ..." if len(aliases) > 10 else "")
+        raise ConfigError(key, f"not source->target.property with both aliases in clusters ({listed})")
     return source, target, rest[len(target) + 1 :]
 
 
