@@ -32,15 +32,23 @@ class KafkaUnavailable(APIException):
 def reading(alias: str, read: Callable[[], T], clusters: Iterable[Cluster] = ()) -> T:
     """Run a Kafka read once every one of ``clusters`` answers; a failure becomes KafkaUnavailable naming the
     cluster (or ``alias``) and librdkafka's error, never an empty message."""
-    for cluster in clusters:
-        check = connectivity_check(cluster)
-        if not check["ok"]:
-            raise KafkaUnavailable(f"{cluster.alias}: {check.get('error') or 'no broker answered'}")
+    clusters = list(clusters)
+    _require_answers(clusters)
     try:
         return read()
     except KafkaException as exc:
         error = exc.args[0]
         text = error.str() if hasattr(error, "str") else str(error)
-        raise KafkaUnavailable(f"{alias}: {text or 'no answer from the cluster'}") from None
     except TimeoutError as exc:  # concurrent.futures' TimeoutError from an admin future carries no message
-        raise KafkaUnavailable(f"{alias}: {str(exc) or 'no answer from the cluster in time'}") from None
+        text = str(exc)
+    # A cluster that went away during the read: the check's broker error says more than the read's
+    # ("Failed to get metadata: Local: Broker transport failure").
+    _require_answers(clusters)
+    raise KafkaUnavailable(f"{alias}: {text or 'no answer from the cluster in time'}") from None
+
+
+def _require_answers(clusters: list[Cluster]) -> None:
+    for cluster in clusters:
+        check = connectivity_check(cluster)
+        if not check["ok"]:
+            raise KafkaUnavailable(f"{cluster.alias}: {check.get('error') or 'no broker answered'}")
