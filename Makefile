@@ -80,3 +80,10 @@ bench-api: install
 
 bench-analytics: install
 	$(PY) -m bench.analytics_latency $(BENCH_ANALYTICS_ARGS)
+
+# MM2 properties import, 50 ... 2,000 clusters and flows (target: 2,000 + 2,000 under 10 s). SQLite under
+# var/bench-import unless DATABASE_URL names a scratch database (it is flushed).
+.PHONY: bench-import
+BENCH_IMPORT_ARGS ?=
+bench-import: install
+	$(PY) -m bench.mm2_import $(BENCH_IMPORT_ARGS)

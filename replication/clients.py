@@ -9,10 +9,10 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient
 
+from replication.clientlog import LIBRDKAFKA_LOG as _librdkafka_log  # rate-limited
 from replication.config import FlowConfig
 
 log = logging.getLogger("replication.clients")
-_librdkafka_log = logging.getLogger("replication.librdkafka")
 
 
 class _ExpectedWarnings(logging.Filter):

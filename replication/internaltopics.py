@@ -27,12 +27,12 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from replication.clientlog import LIBRDKAFKA_LOG as _librdkafka_log  # rate-limited
 from replication.config import ClusterConfig, FlowConfig
 from replication.policy import checkpoints_topic
 from replication.topics import effective_replication_factor
 
 log = logging.getLogger("replication.internaltopics")
-_librdkafka_log = logging.getLogger("replication.librdkafka")  # the logger clients.py configures
 
 OFFSET_SYNCS_RETENTION_MS = 7 * 24 * 3600 * 1000
 OFFSET_SYNCS_CONFIG = {"cleanup.policy": "delete", "retention.ms": str(OFFSET_SYNCS_RETENTION_MS)}

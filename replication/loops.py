@@ -39,15 +39,28 @@ class Edge:
 def undetected_loop(edges: Iterable[Edge], new: Edge) -> list[str] | None:
     """The aliases of a loop that ``new`` closes and no policy on it detects (first alias repeated at the end),
     or None when every loop through ``new`` is caught by ``is_cycle``."""
-    graph: dict[str, list[Edge]] = {}
-    for edge in edges:
-        if (edge.source, edge.target) != (new.source, new.target):
-            graph.setdefault(edge.source, []).append(edge)
-    for path in _paths(graph, new.target, new.source):
-        loop = [new, *path]
-        if not _detected(loop):
-            return [edge.source for edge in loop] + [new.source]
-    return None
+    return FlowGraph(edge for edge in edges if (edge.source, edge.target) != (new.source, new.target)).loop_of(new)
+
+
+class FlowGraph:
+    """The flows as adjacency lists, built once, so that checking many new flows (an import) stays linear in
+    the size of the graph rather than rebuilding it for each."""
+
+    def __init__(self, edges: Iterable[Edge] = ()) -> None:
+        self._out: dict[str, list[Edge]] = {}
+        for edge in edges:
+            self.add(edge)
+
+    def add(self, edge: Edge) -> None:
+        self._out.setdefault(edge.source, []).append(edge)
+
+    def loop_of(self, new: Edge) -> list[str] | None:
+        """As ``undetected_loop``, for ``new`` against the edges added so far (new itself not among them)."""
+        for path in _paths(self._out, new.target, new.source):
+            loop = [new, *path]
+            if not _detected(loop):
+                return [edge.source for edge in loop] + [new.source]
+        return None
 
 
 def _paths(graph: dict[str, list[Edge]], start: str, goal: str) -> Iterator[list[Edge]]:

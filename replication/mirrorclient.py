@@ -50,8 +50,10 @@ class MirrorClient:
         cluster: ClusterConfig,
         policy: ReplicationPolicy | None = None,
         clients: InternalClients | None = None,
+        timeout: float = TIMEOUT,
     ) -> None:
         self.cluster = cluster
+        self.timeout = timeout
         self.policy = policy or DefaultReplicationPolicy()
         self.clients = clients or InternalClients()
         self._admin: AdminClient = self.clients.admin(cluster)
@@ -60,7 +62,7 @@ class MirrorClient:
         return self.policy
 
     def topics(self) -> set[str]:
-        metadata = self._admin.list_topics(timeout=TIMEOUT)
+        metadata = self._admin.list_topics(timeout=self.timeout)
         return {name for name, meta in metadata.topics.items() if meta.error is None}
 
     def replication_hops(self, upstream: str) -> int:

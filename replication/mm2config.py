@@ -14,10 +14,11 @@ Every error is a ConfigError naming the property as it was written.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from os import PathLike
 from typing import Any, get_origin, get_type_hints
 
@@ -88,51 +89,85 @@ class _Scope:
     mentioned: bool = False  # by a property other than `enabled`
 
 
-def load_flows(props: Mapping[str, str]) -> list[FlowConfig]:
-    """The flows a MirrorMaker 2 properties file defines, in the order the file first mentions them."""
+def load_flows(props: Mapping[str, str], errors: list[ConfigError] | None = None) -> list[FlowConfig]:
+    """The flows a MirrorMaker 2 properties file defines, in the order the file first mentions them.
+
+    Without ``errors`` the first ConfigError is raised; with it, every error is appended there (one per property,
+    per cluster's client settings and per flow) and only the flows without errors are returned.
+    """
     aliases = _cluster_aliases(props.get("clusters", ""))
     everywhere, clusters = _Scope(), {alias: _Scope() for alias in aliases}
     flows: dict[tuple[str, str], _Scope] = {}
     for key, value in props.items():
-        if key == "clusters":
-            continue
-        if "->" in key:
-            source, target, name = _split_flow_key(key, aliases)
-            _add(flows.setdefault((source, target), _Scope()), key, name, value, "flow")
-        elif key in IGNORED_PROPERTIES or LEGACY_NAMES.get(key, key) in _FIELD_OF:
-            _add(everywhere, key, key, value, "global")
-        elif alias := _alias_prefix(key, aliases):
-            _add(clusters[alias], key, key[len(alias) + 1 :], value, "cluster")
-        else:
-            raise ConfigError(key, "unknown property")
+        with _reporting(errors):
+            _read(key, value, aliases, everywhere, clusters, flows)
     for alias, cluster in clusters.items():
-        _check_client(f"{alias}.", cluster.client)
-        _check_client(f"{alias}.producer.", cluster.producer)
-        _check_client(f"{alias}.consumer.", cluster.consumer)
-    built = (_build_flow(source, target, flow, everywhere, clusters) for (source, target), flow in flows.items())
-    return [flow for flow in built if flow is not None]
+        for prefix, settings in (
+            ("", cluster.client),
+            ("producer.", cluster.producer),
+            ("consumer.", cluster.consumer),
+        ):
+            with _reporting(errors):
+                _check_client(f"{alias}.{prefix}", settings)
+    built: list[FlowConfig] = []
+    for (source, target), flow in flows.items():
+        with _reporting(errors):
+            config = _build_flow(source, target, flow, everywhere, clusters)
+            built += [config] if config is not None else []
+    return built
 
 
-def _cluster_aliases(value: str) -> list[str]:
+@contextlib.contextmanager
+def _reporting(errors: list[ConfigError] | None) -> Iterator[None]:
+    """Raise a ConfigError as usual, or, when the caller collects them, record it and carry on."""
+    try:
+        yield
+    except ConfigError as exc:
+        if errors is None:
+            raise
+        errors.append(exc)
+
+
+def _read(
+    key: str, value: str, aliases: dict[str, None], everywhere: _Scope, clusters: dict[str, _Scope],
+    flows: dict[tuple[str, str], _Scope],
+) -> None:  # fmt: skip
+    if key == "clusters":
+        return
+    if "->" in key:
+        source, target, name = _split_flow_key(key, aliases)
+        _add(flows.setdefault((source, target), _Scope()), key, name, value, "flow")
+    elif key in IGNORED_PROPERTIES or LEGACY_NAMES.get(key, key) in _FIELD_OF:
+        _add(everywhere, key, key, value, "global")
+    elif alias := _alias_prefix(key, aliases):
+        _add(clusters[alias], key, key[len(alias) + 1 :], value, "cluster")
+    else:
+        raise ConfigError(key, "unknown property")
+
+
+def _cluster_aliases(value: str) -> dict[str, None]:
+    """The aliases in file order, as a dict so that membership is a lookup even with thousands of clusters."""
     aliases = [alias.strip() for alias in value.split(",") if alias.strip()]
     if not aliases:
         raise ConfigError("clusters", "required: the comma-separated aliases of the clusters")
     if len(set(aliases)) != len(aliases):
         raise ConfigError("clusters", f"an alias is listed twice in {value!r}")
-    return aliases
+    return dict.fromkeys(aliases)
 
 
-def _split_flow_key(key: str, aliases: list[str]) -> tuple[str, str, str]:
+def _split_flow_key(key: str, aliases: dict[str, None]) -> tuple[str, str, str]:
     source, _, rest = key.partition("->")
     target = _alias_prefix(rest, aliases)
     if source not in aliases or target is None:
-        raise ConfigError(key, f"not source->target.property with both aliases in clusters ({', '.join(aliases)})")
+        listed = ", ".join(list(aliases)[:10]) + (", ..." if len(aliases) > 10 else "")
+        raise ConfigError(key, f"not source->target.property with both aliases in clusters ({listed})")
     return source, target, rest[len(target) + 1 :]
 
 
-def _alias_prefix(key: str, aliases: list[str]) -> str | None:
+def _alias_prefix(key: str, aliases: dict[str, None]) -> str | None:
     # Longest first: with a separator other than '.', aliases may contain dots and prefix one another.
-    return next((a for a in sorted(aliases, key=len, reverse=True) if key.startswith(a + ".")), None)
+    ends = [end for end, char in enumerate(key) if char == "."]
+    return next((key[:end] for end in reversed(ends) if key[:end] in aliases), None)
 
 
 def _add(scope: _Scope, key: str, name: str, value: str, kind: str) -> None:

@@ -54,6 +54,7 @@ class BatchProducer:
         self.consumed_next: dict[PartitionState, int] = {}  # exactly-once: positions covered by the open txn
         self.on_run_acked: Callable[[Run, int], None] = lambda run, downstream: None
         self._identity = flow.policy().format_remote_topic("x", "t") == "t"
+        self._last_error = ""  # an unreachable target repeats its error: logged when it changes, counted always
 
     # -- producing -----------------------------------------------------------------------------------
     def replicate(
@@ -201,7 +202,9 @@ class BatchProducer:
             self.failure = self.failure or f"producer fatal error: {err.str()}"
         else:
             self.metrics.report_fault(self.flow.name, self.task_id, f"target: {err.str()}")
-            log.warning("%s task %d: target %s", self.flow.name, self.task_id, err.str())
+            if err.str() != self._last_error:
+                log.warning("%s task %d: target %s", self.flow.name, self.task_id, err.str())
+            self._last_error = err.str()
 
     def raise_if_failed(self) -> None:
         if self.failure is not None:

@@ -15,13 +15,20 @@ _WHITESPACE = " \t\f"
 def parse_properties(text: str) -> dict[str, str]:
     """Java .properties semantics (separators `=`, `:` or whitespace, `#`/`!` comments, `\\` escapes and line
     continuation), with values also trimmed on the right. Duplicate keys: the last one wins."""
-    props: dict[str, str] = {}
+    return {key: value for _, key, value in _entries(text)}
+
+
+def property_lines(text: str) -> dict[str, int]:
+    """The line number of each property (of its last occurrence, the one that wins), to point errors at."""
+    return {key: number for number, key, _ in _entries(text)}
+
+
+def _entries(text: str) -> Iterator[tuple[int, str, str]]:
     for number, line in _logical_lines(text):
         key, value = _split_line(line)
         if not key:
             raise ConfigError(f"line {number}", "no property name before the value")
-        props[_unescape(key, number)] = _unescape(value, number)
-    return props
+        yield number, _unescape(key, number), _unescape(value, number)
 
 
 def _logical_lines(text: str) -> Iterator[tuple[int, str]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -24,8 +25,25 @@ def record(
     after: dict[str, Any] | None = None,
 ) -> AuditRecord:
     """Store one audit record; ``before``/``after`` are snapshots (see ``snapshot``) or plain JSON values."""
+    audit_record = _unsaved(actor, action, obj, before, after)
+    audit_record.save()
+    return audit_record
+
+
+def record_created(actor: AbstractBaseUser | AnonymousUser | None, action: str, objs: Iterable[models.Model]) -> None:
+    """One ``action`` record per saved object, with its snapshot as ``after``, in one bulk insert."""
+    AuditRecord.objects.bulk_create([_unsaved(actor, action, obj, None, snapshot(obj)) for obj in objs])
+
+
+def _unsaved(
+    actor: AbstractBaseUser | AnonymousUser | None,
+    action: str,
+    obj: models.Model | None,
+    before: dict[str, Any] | None,
+    after: dict[str, Any] | None,
+) -> AuditRecord:
     user = actor if isinstance(actor, AbstractBaseUser) else None
-    return AuditRecord.objects.create(
+    return AuditRecord(
         actor=user,
         actor_username=user.get_username() if user is not None else "",
         action=action,

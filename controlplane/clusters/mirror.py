@@ -15,23 +15,25 @@ from replication.config import ClusterConfig
 from replication.mirrorclient import MirrorClient
 from replication.policy import DefaultReplicationPolicy, ReplicationPolicy
 
+READ_TIMEOUT = 5.0  # an API request's read; the connectivity check before it already found the cluster up
+
 
 def mirror_client(cluster: Cluster) -> MirrorClient:
-    return MirrorClient(ClusterConfig(cluster.alias, client_settings(cluster)), _policy(cluster))
+    return MirrorClient(ClusterConfig(cluster.alias, client_settings(cluster)), _policy(cluster), timeout=READ_TIMEOUT)
 
 
 def upstream_clusters(cluster: Cluster) -> dict[str, Any]:
-    found = reading(cluster.alias, mirror_client(cluster).upstream_clusters)
+    found = reading(cluster.alias, lambda: mirror_client(cluster).upstream_clusters(), [cluster])
     return {"cluster": cluster.alias, "upstream_clusters": sorted(found)}
 
 
 def replication_hops(cluster: Cluster, upstream: str) -> dict[str, Any]:
-    hops = reading(cluster.alias, lambda: mirror_client(cluster).replication_hops(upstream))
+    hops = reading(cluster.alias, lambda: mirror_client(cluster).replication_hops(upstream), [cluster])
     return {"cluster": cluster.alias, "upstream": upstream, "hops": hops}
 
 
 def remote_topics(cluster: Cluster, source: str | None = None) -> dict[str, Any]:
-    found = reading(cluster.alias, lambda: mirror_client(cluster).remote_topics(source))
+    found = reading(cluster.alias, lambda: mirror_client(cluster).remote_topics(source), [cluster])
     return {"cluster": cluster.alias, "source": source, "remote_topics": sorted(found)}
 
 

@@ -15,9 +15,9 @@ from confluent_kafka.admin import AdminClient
 
 from controlplane.clusters.choices import SASL_PROTOCOLS, SSL_PROTOCOLS
 from controlplane.clusters.models import Cluster
+from replication.clientlog import LIBRDKAFKA_LOG as _librdkafka_log  # rate-limited
 
 log = logging.getLogger(__name__)
-_librdkafka_log = logging.getLogger("controlplane.clusters.librdkafka")
 CONNECTIVITY_TIMEOUT_SECONDS = 5.0
 _ATTEMPT_SECONDS = 0.5
 

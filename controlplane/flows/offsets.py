@@ -32,7 +32,7 @@ def checkpoints(flow: Flow, group: str | None = None) -> list[dict[str, Any]]:
         latest = {(cp.consumer_group_id, cp.topic, cp.partition): cp for cp in found}  # compacted: the last wins
         return [dataclasses.asdict(cp) for key, cp in sorted(latest.items()) if group in (None, key[0])]
 
-    return reading(config.target.alias, read)
+    return reading(config.target.alias, read, [flow.target])
 
 
 def translated_offsets(flow: Flow, group: str) -> list[dict[str, Any]]:
@@ -47,4 +47,4 @@ def translated_offsets(flow: Flow, group: str) -> list[dict[str, Any]]:
             translator.close()
         return [{**dataclasses.asdict(row), "approximate": row.approximate} for row in rows]
 
-    return reading(config.name, read)
+    return reading(config.name, read, [flow.source, flow.target])

@@ -45,7 +45,8 @@ def merged(instance: Flow | None, attrs: dict[str, Any]) -> dict[str, Any]:
 
 
 def distinct_clusters(source: Cluster, target: Cluster) -> None:
-    if source.pk == target.pk:
+    # By alias, not pk: an import validates clusters it has not saved yet.
+    if source.alias == target.alias:
         raise ValidationError({"target": ["source and target must be different clusters"]})
 
 
@@ -79,15 +80,15 @@ def no_undetected_loop(values: dict[str, Any], instance: Flow | None) -> None:
     edges = [_edge(flow.source.alias, flow.target.alias, vars(flow)) for flow in others]
     loop = topology.undetected_loop(edges, new)
     if loop is not None:
-        raise ValidationError(
-            {
-                "target": [
-                    f"this flow would close the loop {topology.describe(loop)}, which its replication policies "
-                    "cannot detect (IdentityReplicationPolicy keeps topic names, and differing separators hide "
-                    "the source prefix), so records would be replicated around it forever"
-                ]
-            }
-        )
+        raise ValidationError({"target": [loop_message(loop)]})
+
+
+def loop_message(loop: list[str]) -> str:
+    return (
+        f"this flow would close the loop {topology.describe(loop)}, which its replication policies "
+        "cannot detect (IdentityReplicationPolicy keeps topic names, and differing separators hide "
+        "the source prefix), so records would be replicated around it forever"
+    )
 
 
 def _edge(source: str, target: str, values: dict[str, Any]) -> topology.Edge:

@@ -74,7 +74,7 @@ def test_an_mm2_file_creates_its_clusters_and_flow_and_a_bad_one_saves_nothing(
     for name, text in bad.items():
         import_text(page, text)
         errors = page.locator('[data-errors-for="properties"]')
-        expect(errors).to_contain_text(re.compile(rf"^{re.escape(name)}: "))
+        expect(errors).to_contain_text(re.compile(rf"^line \d+: {re.escape(name)}: "))
         expect(page.locator('.field[data-field="properties"]')).to_have_class(re.compile(r"\binvalid\b"))
         expect(page.locator("#result")).to_have_text("Nothing was imported.")
         assert saved() == before, name

@@ -19,7 +19,7 @@ from rest_framework.renderers import JSONRenderer
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.schemas import OpenApiSchema
 
-from controlplane.clusters import mirror
+from controlplane.clusters import mirror, reads
 from controlplane.clusters import services as cluster_services
 from controlplane.clusters.models import Cluster
 from controlplane.flows import offsets
@@ -34,6 +34,11 @@ ADMIN_TOKEN = "0123456789abcdef0123456789abcdef01234567"
 def _unreachable(cluster: Cluster, timeout: float = 5.0) -> dict[str, Any]:
     # Fuzzed bootstrap servers must not make the test dial random hosts.
     return {"ok": False, "error": f"{cluster.bootstrap_servers}: not dialled by the fuzz test"}
+
+
+def _reachable(cluster: Cluster, timeout: float = 5.0) -> dict[str, Any]:
+    # Reads check their cluster first; the fuzz test's reads then see no Kafka data (below) instead of dialling.
+    return {"ok": True, "brokers": [], "topic_count": 0}
 
 
 class _NoKafkaMirrorClient(MirrorClient):
@@ -76,6 +81,7 @@ def keep_the_test_connection() -> Iterator[None]:
 def seeded(db: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """An admin token, three clusters and two flows, so fuzzed ids and aliases sometimes hit real rows."""
     monkeypatch.setattr(cluster_services, "connectivity_check", _unreachable)
+    monkeypatch.setattr(reads, "connectivity_check", _reachable)
     monkeypatch.setattr(mirror, "MirrorClient", _NoKafkaMirrorClient)
     monkeypatch.setattr(offsets, "checkpoints", lambda flow, group=None: [])
     monkeypatch.setattr(offsets, "translated_offsets", lambda flow, group: [])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replication.loops import Edge, undetected_loop
+from replication.loops import Edge, FlowGraph, undetected_loop
 
 IDENTITY = "IdentityReplicationPolicy"
 
@@ -28,3 +28,11 @@ def test_identity_flows_without_a_loop_are_fine() -> None:
 
 def test_the_flow_being_replaced_is_not_counted_twice() -> None:
     assert undetected_loop([Edge("a", "b", IDENTITY), Edge("b", "a")], Edge("a", "b")) is None
+
+
+def test_a_flow_graph_checks_flows_one_after_another_as_an_import_adds_them() -> None:
+    graph = FlowGraph([Edge("a", "b", "IdentityReplicationPolicy")])
+    new = Edge("b", "a", "IdentityReplicationPolicy")
+    assert graph.loop_of(new) == ["b", "a", "b"] == undetected_loop([Edge("a", "b", "IdentityReplicationPolicy")], new)
+    graph.add(Edge("b", "c"))
+    assert graph.loop_of(Edge("c", "b")) is None  # the default policy detects it

@@ -22,10 +22,10 @@ from confluent_kafka.admin import (
 from controlplane.clusters.models import Cluster
 from controlplane.clusters.services import client_settings, connectivity_check
 from controlplane.flows.services import cluster_config
+from replication.clientlog import LIBRDKAFKA_LOG as _librdkafka_log  # rate-limited
 from replication.internaltopics import InternalClients
 
 log = logging.getLogger(__name__)
-_librdkafka_log = logging.getLogger("controlplane.failover.librdkafka")
 TIMEOUT = 10.0
 Partition = tuple[str, int]
 EMPTY_STATES = (ConsumerGroupState.EMPTY, ConsumerGroupState.DEAD)

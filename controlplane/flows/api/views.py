@@ -17,7 +17,7 @@ from controlplane.audit.api.viewsets import AuditedModelViewSet
 from controlplane.audit.services import snapshot
 from controlplane.clusters.api.serializers import ClusterSerializer
 from controlplane.core.pagination import OptInLimitOffsetPagination
-from controlplane.flows import mm2, offsets, services
+from controlplane.flows import mm2, mm2import, offsets, services
 from controlplane.flows.api.parsers import PlainTextParser
 from controlplane.flows.api.serializers import (
     CheckpointSerializer,
@@ -94,7 +94,7 @@ class FlowViewSet(AuditedModelViewSet[Flow]):
         data = {"properties": request.data} if isinstance(request.data, str) else request.data
         serializer = PropertiesSerializer(data=data)
         serializer.is_valid(raise_exception=True)
-        clusters, flows = mm2.import_properties(serializer.validated_data["properties"], request.user)
+        clusters, flows = mm2import.import_properties(serializer.validated_data["properties"], request.user)
         self.audit("import", None, after={"clusters": [c.alias for c in clusters], "flows": [f.name for f in flows]})
         body: dict[str, Any] = {
             "clusters": ClusterSerializer(clusters, many=True).data,

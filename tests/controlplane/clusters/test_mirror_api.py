@@ -9,7 +9,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 from rest_framework.test import APIClient
 
-from controlplane.clusters import mirror
+from controlplane.clusters import mirror, reads
 from controlplane.clusters.models import Cluster
 from tests.support.kafka import create_topic
 
@@ -50,7 +50,38 @@ def test_an_unreachable_cluster_is_a_400_naming_it(api: Api, monkeypatch: pytest
         raise KafkaException(KafkaError(KafkaError._TRANSPORT, "Connection refused"))
 
     monkeypatch.setattr(mirror.MirrorClient, "topics", refuse)
+    # The cluster answers the connectivity check that comes first, then fails the read itself.
+    monkeypatch.setattr(reads, "connectivity_check", lambda cluster: {"ok": True})
     cluster = Cluster.objects.create(alias="backup", bootstrap_servers="127.0.0.1:1")
     response = api("viewer").get(f"/api/v1/clusters/{cluster.pk}/upstream-clusters/")
     assert response.status_code == 400
     assert response.json() == {"detail": "backup: Connection refused"}
+
+
+@pytest.mark.django_db
+def test_a_read_that_times_out_says_so_rather_than_nothing(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    def time_out(self: object) -> set[str]:
+        raise TimeoutError()  # what an admin future's result(timeout=...) raises: no message
+
+    monkeypatch.setattr(mirror.MirrorClient, "topics", time_out)
+    monkeypatch.setattr(reads, "connectivity_check", lambda cluster: {"ok": True})
+    cluster = Cluster.objects.create(alias="backup", bootstrap_servers="127.0.0.1:1")
+    response = api("viewer").get(f"/api/v1/clusters/{cluster.pk}/upstream-clusters/")
+    assert response.status_code == 400
+    assert response.json() == {"detail": "backup: no answer from the cluster in time"}
+
+
+@pytest.mark.django_db
+def test_a_cluster_lost_during_the_read_is_named_with_the_brokers_error(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def lost(self: object) -> set[str]:
+        raise KafkaException(KafkaError(KafkaError._TRANSPORT, "Failed to get metadata: Local: Broker transport"))
+
+    checks = iter([{"ok": True}, {"ok": False, "error": "127.0.0.1:1/bootstrap: Connect to ipv4#127.0.0.1:1 failed"}])
+    monkeypatch.setattr(mirror.MirrorClient, "topics", lost)
+    monkeypatch.setattr(reads, "connectivity_check", lambda cluster: next(checks))
+    cluster = Cluster.objects.create(alias="backup", bootstrap_servers="127.0.0.1:1")
+    response = api("viewer").get(f"/api/v1/clusters/{cluster.pk}/upstream-clusters/")
+    assert response.status_code == 400
+    assert response.json() == {"detail": "backup: 127.0.0.1:1/bootstrap: Connect to ipv4#127.0.0.1:1 failed"}

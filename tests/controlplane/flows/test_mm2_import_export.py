@@ -7,10 +7,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
+from bench.mm2_import import properties_file
 from controlplane.audit.models import AuditRecord
 from controlplane.clusters.models import Cluster
+from controlplane.flows.mm2import import NO_FLOWS
 from controlplane.flows.models import Flow
 from replication.config import ClusterConfig, FlowConfig
 from replication.mm2config import load_flows
@@ -156,7 +160,7 @@ def test_import_refuses_an_existing_alias_with_other_settings(api: Api) -> None:
     Cluster.objects.create(alias="us-west", bootstrap_servers="elsewhere:9092")
     response = import_text(api, KIP_382)
     assert response.status_code == 400
-    assert response.json() == {"properties": ["us-west: a cluster with this alias exists with other settings"]}
+    assert response.json() == {"properties": ["line 3: us-west: a cluster with this alias exists with other settings"]}
     assert Cluster.objects.count() == 1
 
 
@@ -182,3 +186,57 @@ def test_a_literal_comma_written_as_x2c_exports_and_matches(api: Api) -> None:
     assert response.status_code == 200, response.content
     [config] = flows_of(export_text(api)).values()
     assert config.topics == (r"a\x2cb",)
+
+
+# --- large files: linear, every error by line, nothing half-applied ----------------------------------------
+
+
+def queries_to_import(api: Api, size: int) -> int:
+    client = api("admin")
+    with CaptureQueriesContext(connection) as queries:
+        response = client.post("/api/v1/flows/import/", properties_file(size, size), content_type="text/plain")
+    assert response.status_code == 201, response.content[:500]
+    assert Flow.objects.count() == size and Cluster.objects.count() == size
+    Flow.objects.all().delete()
+    Cluster.objects.all().delete()
+    return len(queries)
+
+
+@pytest.mark.django_db
+def test_an_import_reads_and_writes_the_database_a_fixed_number_of_times_whatever_its_size(api: Api) -> None:
+    api("admin")  # the user exists before counting
+    assert queries_to_import(api, 60) == queries_to_import(api, 6)
+
+
+@pytest.mark.django_db
+def test_an_import_reports_every_error_with_its_line_and_saves_nothing(api: Api) -> None:
+    text = properties_file(6, 6)
+    text += "c0000->c0001.tasks.max = many\nc0002.client.id = mm2\nc0004->c0005.topics = (unclosed\nbogus = 1\n"
+    response = import_text(api, text)
+    assert response.status_code == 400
+    first = len(properties_file(6, 6).splitlines()) + 1
+    assert response.json()["properties"] == [
+        f"line {first}: c0000->c0001.tasks.max: expected an integer, got 'many'",
+        f"line {first + 1}: c0002.client.id: not a cluster setting Mirrorplane stores "
+        "(bootstrap.servers, sasl.mechanism, sasl.mechanisms, sasl.password, sasl.username, security.protocol, "
+        "ssl.ca.pem)",
+        f"line {first + 2}: c0004->c0005.topics: invalid regular expression '(unclosed': missing ), unterminated "
+        "subpattern at position 0",
+        f"line {first + 3}: bogus: unknown property",
+    ]
+    assert not Cluster.objects.exists() and not Flow.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_global_property_error_points_at_its_own_line(api: Api) -> None:
+    response = import_text(api, KIP_382.replace("topics = .*", "topics = (a"))
+    assert response.status_code == 400
+    assert response.json()["properties"][0].startswith("line 6: topics: invalid regular"), response.json()
+
+
+@pytest.mark.django_db
+def test_a_file_with_clusters_but_no_flow_is_a_400_not_an_empty_201(api: Api) -> None:
+    response = import_text(api, KIP_382.replace("us-west->us-east.enabled = true\n", "").split("us-west->")[0])
+    assert response.status_code == 400
+    assert response.json() == {"properties": [f"line 2: clusters: {NO_FLOWS}"]}
+    assert not Cluster.objects.exists()

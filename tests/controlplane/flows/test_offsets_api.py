@@ -9,6 +9,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 from rest_framework.test import APIClient
 
+from controlplane.clusters import reads
 from controlplane.clusters.models import Cluster
 from controlplane.flows import offsets
 from controlplane.flows.models import Flow
@@ -82,6 +83,8 @@ def test_an_unreadable_cluster_is_a_400_naming_it(api: Api, monkeypatch: pytest.
         raise KafkaException(KafkaError(KafkaError._TRANSPORT, "Connection refused"))
 
     monkeypatch.setattr(offsets, "read_checkpoints", refuse)
+    # The cluster answers the connectivity check that comes first, then fails the read itself.
+    monkeypatch.setattr(reads, "connectivity_check", lambda cluster: {"ok": True})
     west = Cluster.objects.create(alias="us-west", bootstrap_servers="127.0.0.1:1")
     east = Cluster.objects.create(alias="us-east", bootstrap_servers="127.0.0.1:2")
     flow = Flow.objects.create(source=west, target=east)
