@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from csp.decorators import csp_update
 from django.contrib import admin
 from django.contrib.auth.decorators import login_required
 from django.urls import include, path
@@ -9,6 +10,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from controlplane.core import views
 from controlplane.orchestration.api.urls import metrics_urlpatterns
+
+SWAGGER_UI_STYLE_HASH = "'sha256-MMpT0iDxyjALd9PdfepImGX3DBfJPXZ4IlDWdPAgtn0='"
 
 urlpatterns = [
     path("", include("controlplane.ui.urls")),
@@ -24,7 +27,10 @@ urlpatterns = [
     # code as a script file instead of an inline <script>, as the Content-Security-Policy requires.
     path(
         "api/docs/",
-        login_required(SpectacularSwaggerSplitView.as_view(url_name="api-schema")),
+        # drf-spectacular's page keeps one fixed inline <style> block; its hash admits that block and nothing else.
+        csp_update({"style-src": [SWAGGER_UI_STYLE_HASH]})(
+            login_required(SpectacularSwaggerSplitView.as_view(url_name="api-schema"))
+        ),
         name="api-docs",
     ),
 ]
