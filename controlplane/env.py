@@ -53,6 +53,13 @@ def env_int(name: str, default: int) -> int:
         raise _malformed(name, "an integer", value) from None
 
 
+def env_positive_int(name: str, default: int) -> int:
+    value = env_int(name, default)
+    if value < 1:
+        raise _malformed(name, "a positive integer", str(value))
+    return value
+
+
 def env_list(name: str, default: Sequence[str]) -> list[str]:
     """A comma-separated list; blanks around items and empty items are dropped."""
     value = _raw(name)

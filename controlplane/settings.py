@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import dj_database_url
 from cryptography.fernet import Fernet
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 from kombu.transport import TRANSPORT_ALIASES
 
-from controlplane.env import env_bool, env_choice, env_int, env_list, env_secret, env_str
+from controlplane.env import env_bool, env_choice, env_int, env_list, env_positive_int, env_secret, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -46,13 +48,29 @@ def _broker_url(default_url: str) -> str:
     return url
 
 
+# The key this repository publishes for development; never acceptable once debug is off.
+DEV_SECRET_KEY = "django-insecure-mirrorplane-dev-only"
+# Django's own deploy check (security.W009) asks for at least 50 characters and 5 distinct ones.
+MIN_SECRET_KEY_LENGTH = 50
+
+
 def _secret_key(debug: bool) -> str:
     key = env_secret("DJANGO_SECRET_KEY")
-    if key is not None:
+    if key is None:
+        if not debug:
+            raise ImproperlyConfigured("DJANGO_SECRET_KEY: required when MIRRORPLANE_DEBUG is false")
+        return DEV_SECRET_KEY
+    if debug:
         return key
-    if not debug:
-        raise ImproperlyConfigured("DJANGO_SECRET_KEY: required when MIRRORPLANE_DEBUG is false")
-    return "django-insecure-mirrorplane-dev-only"
+    # The key itself is never echoed.
+    if key == DEV_SECRET_KEY or key.startswith("django-insecure"):
+        raise ImproperlyConfigured("DJANGO_SECRET_KEY: the published development key is refused when debug is off")
+    if len(key) < MIN_SECRET_KEY_LENGTH or len(set(key)) < 5:
+        raise ImproperlyConfigured(
+            f"DJANGO_SECRET_KEY: at least {MIN_SECRET_KEY_LENGTH} random characters are required when debug is off; "
+            'generate one with: python -c "import secrets; print(secrets.token_urlsafe(50))"'
+        )
+    return key
 
 
 def _credentials_key(secret_key: str, debug: bool) -> str:
@@ -88,6 +106,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "axes",
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
@@ -105,6 +124,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files from STATIC_ROOT (collectstatic) in the production server; runserver serves them itself.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "csp.middleware.CSPMiddleware",
     "controlplane.core.middleware.RejectNulBytes",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -112,6 +134,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login (on /login/ and /admin/login/) into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "controlplane.urls"
@@ -152,6 +176,29 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {"NAME": f"{DATABASES['default']['NAME']}-test"}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Brute-force protection (django-axes). Every password check goes through authenticate(), so the UI's /login/ and
+# the admin's /admin/login/ are both covered. The API takes session cookies and random 40-character tokens, never a
+# password, so it has nothing to guess. A client that fails MIRRORPLANE_LOGIN_FAILURE_LIMIT times in a row for one
+# user name gets HTTP 429 and the lockout page for MIRRORPLANE_LOGIN_COOLOFF_MINUTES (each further try during the
+# lock starts it again); `manage.py axes_reset` lifts every lock at once. A success before the limit clears the count.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = env_bool("MIRRORPLANE_LOGIN_LOCKOUT", True)
+AXES_FAILURE_LIMIT = env_positive_int("MIRRORPLANE_LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=env_positive_int("MIRRORPLANE_LOGIN_COOLOFF_MINUTES", 15))
+# user+ip: a guesser is stopped without letting anyone lock a user out from every address (the default);
+# user: also stops guessing spread over many addresses, at that cost; ip: one address, whatever names it tries.
+_LOCKOUT_BY = env_choice("MIRRORPLANE_LOGIN_LOCKOUT_BY", "user+ip", ("user+ip", "user", "ip"))
+AXES_LOCKOUT_PARAMETERS: list[str | list[str]] = {
+    "user+ip": [["username", "ip_address"]],
+    "user": ["username"],
+    "ip": ["ip_address"],
+}[_LOCKOUT_BY]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "ui/locked_out.html"
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -167,12 +214,63 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "frontend" / "static"]
 STATIC_ROOT = STATE_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise warns about a missing root before the first collectstatic
+# Production serves hashed, compressed copies with far-future caching; the manifest they need exists only after
+# collectstatic, so debug (the demo, the tests) keeps plain names served from the source folders.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
     # vendor/plotly.min.js straight from the plotly package: served locally, never from a CDN, never committed.
     "controlplane.ui.staticfinders.PlotlyFinder",
 ]
+
+# Content-Security-Policy (django-csp): the pages load only same-origin scripts, styles, images and API calls,
+# Plotly included (served from /static/vendor/). No inline script or style attribute anywhere in the templates.
+# Plotly adds its few global rules (modebar, hover labels) by appending an *empty* <style> element and filling it
+# through the CSSOM (sheet.insertRule), which CSP does not govern; the hash of the empty string admits exactly that
+# empty element and no inline style with content. Its other styling goes through element.style (CSSOM) too.
+PLOTLY_EMPTY_STYLE_HASH = "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='"
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, PLOTLY_EMPTY_STYLE_HASH],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
+
+# TLS: MIRRORPLANE_TLS=true says browsers reach this deployment over HTTPS only (Django's own port, or a proxy that
+# terminates TLS). Cookies then carry Secure, plain HTTP is redirected, and HSTS pins the host to HTTPS.
+MIRRORPLANE_TLS = env_bool("MIRRORPLANE_TLS", False)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = MIRRORPLANE_TLS
+SECURE_SSL_REDIRECT = MIRRORPLANE_TLS
+# The compose health check asks the container itself over plain HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = env_int("MIRRORPLANE_HSTS_SECONDS", 31_536_000) if MIRRORPLANE_TLS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("MIRRORPLANE_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("MIRRORPLANE_HSTS_PRELOAD", True)
+if env_bool("MIRRORPLANE_TRUST_X_FORWARDED_PROTO", False):
+    # Only behind a proxy that sets this header itself and drops a client's copy: otherwise anyone could claim HTTPS.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_HTTPONLY = True
+# The pages read the CSRF token from their <meta> tag, so no script needs the cookie.
+CSRF_COOKIE_HTTPONLY = True
+X_FRAME_OPTIONS = "DENY"
+SECURE_REFERRER_POLICY = "same-origin"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -193,6 +291,9 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # drf-spectacular would add its schema-completeness warnings (views with no declared serializer) to
+    # `check --deploy`; they concern the API docs, not the deployment, so the deploy check stays about security.
+    "ENABLE_DJANGO_DEPLOY_CHECK": False,
 }
 
 # The host part is ignored by the filesystem transport; naming one only silences a kombu warning.

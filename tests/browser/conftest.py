@@ -50,13 +50,17 @@ def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    # Chromium reports each thing the Content-Security-Policy refused on the console: any one fails the test.
+    page.on(
+        "console", lambda m: errors.append(f"{page.url}: {m.text}") if "Content Security Policy" in m.text else None
+    )
     page.set_default_timeout(15_000)
     yield page
     report = getattr(request.node, "rep_call", None)
     if report is not None and report.failed:
         shoot(page, f"failed-{request.node.name}")
     context.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"
+    assert not errors, f"JavaScript errors or CSP violations on the page: {errors}"
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -24,15 +24,26 @@ SETTINGS_VARIABLES = (
     "MIRRORPLANE_CREDENTIALS_KEY_FILE",
     "MIRRORPLANE_STATE_DIR",
     "MIRRORPLANE_LOG_LEVEL",
+    "MIRRORPLANE_TLS",
+    "MIRRORPLANE_TRUST_X_FORWARDED_PROTO",
+    "MIRRORPLANE_HSTS_SECONDS",
+    "MIRRORPLANE_HSTS_INCLUDE_SUBDOMAINS",
+    "MIRRORPLANE_HSTS_PRELOAD",
+    "MIRRORPLANE_LOGIN_LOCKOUT",
+    "MIRRORPLANE_LOGIN_FAILURE_LIMIT",
+    "MIRRORPLANE_LOGIN_COOLOFF_MINUTES",
+    "MIRRORPLANE_LOGIN_LOCKOUT_BY",
 )
+# A key that passes the production rule (50+ characters, not the development key); for these tests only.
+GOOD_SECRET_KEY = "test-only-5f0c2d1e9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b"
 
 
-def manage_check(tmp_path: Path, **overrides: str) -> subprocess.CompletedProcess[str]:
+def manage_check(tmp_path: Path, *args: str, **overrides: str) -> subprocess.CompletedProcess[str]:
     env = {name: value for name, value in os.environ.items() if name not in SETTINGS_VARIABLES}
     env.update({"DJANGO_SETTINGS_MODULE": "controlplane.settings", "MIRRORPLANE_STATE_DIR": str(tmp_path)})
     env.update(overrides)
     return subprocess.run(
-        [sys.executable, str(REPO / "manage.py"), "check"],
+        [sys.executable, str(REPO / "manage.py"), "check", *args],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -49,7 +60,7 @@ def test_fresh_checkout_defaults_pass_the_check(tmp_path: Path) -> None:
 
 def test_production_settings_pass_with_secrets_from_files(tmp_path: Path) -> None:
     secret_key = tmp_path / "secret_key"
-    secret_key.write_text("a-long-random-secret-key-for-this-test-only\n")
+    secret_key.write_text(f"{GOOD_SECRET_KEY}\n")
     result = manage_check(
         tmp_path,
         MIRRORPLANE_DEBUG="false",
@@ -70,7 +81,11 @@ def test_production_settings_pass_with_secrets_from_files(tmp_path: Path) -> Non
         ({"MIRRORPLANE_LOG_LEVEL": "loud"}, "MIRRORPLANE_LOG_LEVEL"),
         ({"MIRRORPLANE_CREDENTIALS_KEY": "too-short"}, "MIRRORPLANE_CREDENTIALS_KEY"),
         ({"MIRRORPLANE_DEBUG": "false"}, "DJANGO_SECRET_KEY"),
-        ({"MIRRORPLANE_DEBUG": "false", "DJANGO_SECRET_KEY": "x" * 50}, "MIRRORPLANE_CREDENTIALS_KEY"),
+        ({"MIRRORPLANE_DEBUG": "false", "DJANGO_SECRET_KEY": GOOD_SECRET_KEY}, "MIRRORPLANE_CREDENTIALS_KEY"),
+        ({"MIRRORPLANE_LOGIN_FAILURE_LIMIT": "0"}, "MIRRORPLANE_LOGIN_FAILURE_LIMIT"),
+        ({"MIRRORPLANE_LOGIN_FAILURE_LIMIT": "ten"}, "MIRRORPLANE_LOGIN_FAILURE_LIMIT"),
+        ({"MIRRORPLANE_LOGIN_LOCKOUT_BY": "browser"}, "MIRRORPLANE_LOGIN_LOCKOUT_BY"),
+        ({"MIRRORPLANE_TLS": "sometimes"}, "MIRRORPLANE_TLS"),
     ],
 )
 def test_bad_environment_stops_start_up_naming_the_variable(

@@ -37,7 +37,8 @@ function edgeLabel(edge) {
   if (edge.hops) return `${edge.hops} hops (heartbeats)`;
   const state = edge.health === "healthy" ? "" : edge.paused ? "PAUSED<br>"
     : edge.unplaced ? `UNPLACED: ${edge.unplaced} task${edge.unplaced === 1 ? "" : "s"}<br>` : `${edge.health.toUpperCase()}<br>`;
-  return `${state}<b>${compact(edge.records_per_second)}/s</b> · lag ${compact(edge.lag)}<br>p99 ${ms(edge.latency_p99_ms)}`;
+  // No <b>: Plotly would draw it as a tspan with a style attribute, which the Content-Security-Policy refuses.
+  return `${state}${compact(edge.records_per_second)}/s · lag ${compact(edge.lag)}<br>p99 ${ms(edge.latency_p99_ms)}`;
 }
 
 function drawEdge(edge, k, s, color, out) {
@@ -66,7 +67,8 @@ function figure(data) {
   const nodes = {
     type: "scatter", mode: "markers+text", hoverinfo: "text",
     x: data.nodes.map((n) => place[n.alias].x), y: data.nodes.map((n) => place[n.alias].y),
-    text: data.nodes.map((n) => `<b>${n.alias}</b>`), textposition: "bottom center", textfont: { size: 14, color: "#1b2130" },
+    text: data.nodes.map((n) => n.alias), textposition: "bottom center",
+    textfont: { size: 14, color: "#1b2130", weight: "bold" },
     hovertext: data.nodes.map((n) => (n.reachable === false ? `${n.alias}: unreachable` : `${n.alias}: ${n.topic_count ?? "?"} topics`)),
     customdata: data.nodes.map((n) => n.url),
     marker: { size: NODE_PX, color: data.nodes.map((n) => (n.reachable === false ? COLORS.failing : "#2f6fdb")),
