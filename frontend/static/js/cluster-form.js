@@ -61,7 +61,9 @@ async function init() {
     event.preventDefault();
     submit(form, id ? "PATCH" : "POST", id ? `/api/v1/clusters/${id}/` : "/api/v1/clusters/", () => window.location.assign("/clusters/"));
   });
-  document.getElementById("check")?.addEventListener("click", check);
+  const checkButton = document.getElementById("check");
+  checkButton?.addEventListener("click", check);
+  if (checkButton) checkButton.disabled = false; // rendered disabled: a click before this module ran did nothing
   document.getElementById("delete")?.addEventListener("click", remove);
 }
 
