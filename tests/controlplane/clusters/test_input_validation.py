@@ -13,7 +13,7 @@ from replication.config import MAX_INTERVALS_MS
 from tests.support.live import Http
 from tests.support.tls import ca_pem
 
-BAD_SERVERS = ["h:١٢٣", "h:１２３", "h:0", "h:65536", "h:", "h:+1", "h: 1", "h:99999999999999999999"]
+BAD_SERVERS = ["h:١٢٣", "h:\uff11\uff12\uff13", "h:0", "h:65536", "h:", "h:+1", "h: 1", "h:99999999999999999999"]
 
 
 @pytest.mark.parametrize("servers", BAD_SERVERS)
