@@ -154,7 +154,18 @@ def validate_flow(flow: FlowConfig) -> None:
     for name in _POSITIVE_INTERVALS:
         if getattr(flow, name) <= 0:
             raise ConfigError(name.replace("_", "."), "must be greater than 0")
+    for name, maximum in MAX_INTERVALS_MS.items():
+        if getattr(flow, name) > maximum:
+            raise ConfigError(name.replace("_", "."), f"must be at most {maximum}")
 
+
+# Upper bounds of the millisecond properties. A transaction must commit well inside the producer's
+# transaction.timeout.ms (clients.TRANSACTION_TIMEOUT_MS, 60 s) or the broker aborts it; offsets are flushed at
+# least weekly, like the longest interval in seconds the control plane takes.
+MAX_INTERVALS_MS = {
+    "offset_flush_interval_ms": 7 * 24 * 3600 * 1000,
+    "transaction_boundary_interval_ms": 30_000,
+}
 
 _POSITIVE_INTERVALS = (
     "sync_topic_configs_interval_seconds",

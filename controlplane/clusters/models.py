@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.db import models
 
 from controlplane.clusters import crypto
 from controlplane.clusters.choices import SaslMechanism, SecurityProtocol
-from controlplane.clusters.validators import validate_bootstrap_servers, validate_cluster_alias
+from controlplane.clusters.validators import validate_bootstrap_servers, validate_ca_pem, validate_cluster_alias
+
+# Where and how the SASL password is sent: to these brokers, over this protocol, by this mechanism, to a server
+# this CA vouches for. Changing any of them without re-entering the password would hand the stored one to a host
+# (or over a channel) it was never entered for, so the change clears it.
+CREDENTIAL_ROUTE_FIELDS = ("bootstrap_servers", "security_protocol", "sasl_mechanism", "ssl_ca_pem")
 
 
 class Cluster(models.Model):
@@ -23,7 +31,9 @@ class Cluster(models.Model):
     sasl_mechanism = models.CharField(max_length=16, choices=SaslMechanism.choices, blank=True, default="")
     sasl_username = models.CharField(max_length=255, blank=True, default="")
     sasl_password_encrypted = models.TextField(blank=True, default="", editable=False)
-    ssl_ca_pem = models.TextField(blank=True, default="", help_text="CA certificate(s) in PEM, if not the system's")
+    ssl_ca_pem = models.TextField(
+        blank=True, default="", validators=[validate_ca_pem], help_text="CA certificate(s) in PEM, if not the system's"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -44,3 +54,27 @@ class Cluster(models.Model):
     @property
     def has_sasl_password(self) -> bool:
         return bool(self.sasl_password_encrypted)
+
+    def route_changes(self, values: Mapping[str, Any]) -> list[str]:
+        """The fields of CREDENTIAL_ROUTE_FIELDS that ``values`` would change, in that order."""
+        return [name for name in CREDENTIAL_ROUTE_FIELDS if name in values and values[name] != getattr(self, name)]
+
+    def apply(self, values: Mapping[str, Any]) -> list[str]:
+        """Set ``values`` (``sasl_password`` among them if re-entered), without saving.
+
+        The one rule for every path that edits a stored cluster: a change to where or how credentials are sent
+        clears the stored password unless ``values`` re-enter one. Returns the route fields that cleared it
+        (empty when nothing was cleared).
+        """
+        values = dict(values)
+        password = values.pop("sasl_password", None)
+        changed = self.route_changes(values) if self.pk is not None else []
+        for name, value in values.items():
+            setattr(self, name, value)
+        if password is not None:
+            self.sasl_password = password
+            return []
+        if changed and self.has_sasl_password:
+            self.sasl_password = ""
+            return changed
+        return []

@@ -6,10 +6,14 @@ admin does everything. A user with no role is refused everywhere, like an anonym
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.contrib.auth.models import AbstractUser, AnonymousUser
 from rest_framework.permissions import SAFE_METHODS, BasePermission
-from rest_framework.request import Request
-from rest_framework.views import APIView
+
+if TYPE_CHECKING:  # rest_framework.views imports the default permission classes, i.e. this module
+    from rest_framework.request import Request
+    from rest_framework.views import APIView
 
 VIEWER = "viewer"
 OPERATOR = "operator"

@@ -51,7 +51,9 @@ def cluster_sections() -> list[Section]:
                   initial=SecurityProtocol.PLAINTEXT),
             Field("sasl_mechanism", "sasl.mechanism", "choice", choices=SaslMechanism.choices, initial=""),
             Field("sasl_username", "sasl.username"),
-            Field("sasl_password", "sasl.password", "password", help="Write-only; leave empty to keep the stored one"),
+            Field("sasl_password", "sasl.password", "password",
+                  help="Write-only; leave empty to keep the stored one. Changing bootstrap.servers, security.protocol, "
+                       "sasl.mechanism or ssl.ca.pem clears it unless you re-enter it"),
             Field("ssl_ca_pem", "ssl.ca.pem", "textarea", help="CA certificate(s) in PEM, if not the system's"),
         ]),
     ]  # fmt: skip

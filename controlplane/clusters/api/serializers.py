@@ -1,4 +1,7 @@
-"""Cluster API representation. The SASL password is write-only; responses say only whether one is set."""
+"""Cluster API representation. The SASL password is write-only; responses say only whether one is set.
+
+Saving goes through ``Cluster.apply``, so an edit that re-targets the credentials clears the stored password.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from rest_framework import serializers
 
 from controlplane.clusters.choices import SASL_PROTOCOLS, SSL_PROTOCOLS
 from controlplane.clusters.models import Cluster
+from controlplane.clusters.validators import validate_ca_pem
 
 MAX_PEM_LENGTH = 65536
 MAX_SECRET_LENGTH = 1024
@@ -21,10 +25,15 @@ class ClusterSerializer(serializers.ModelSerializer[Cluster]):
         max_length=MAX_SECRET_LENGTH,
         trim_whitespace=False,
         style={"input_type": "password"},
-        help_text="Write-only. Omit on update to keep the stored password.",
+        help_text="Write-only. Omit on update to keep the stored password; it is cleared anyway when the update "
+        "changes bootstrap_servers, security_protocol, sasl_mechanism or ssl_ca_pem without re-entering it.",
     )
     has_sasl_password = serializers.BooleanField(read_only=True)
-    ssl_ca_pem = serializers.CharField(required=False, allow_blank=True, max_length=MAX_PEM_LENGTH)
+    ssl_ca_pem = serializers.CharField(
+        required=False, allow_blank=True, max_length=MAX_PEM_LENGTH, validators=[validate_ca_pem]
+    )
+    # The route fields whose change cleared the stored password in the last update() (for the audit record).
+    credentials_cleared_by: tuple[str, ...] = ()
 
     class Meta:
         model = Cluster
@@ -64,16 +73,15 @@ class ClusterSerializer(serializers.ModelSerializer[Cluster]):
         return attrs
 
     def create(self, validated_data: dict[str, Any]) -> Cluster:
-        password = validated_data.pop("sasl_password", "")
-        cluster = Cluster(**validated_data)
-        cluster.sasl_password = password
+        cluster = Cluster()
+        cluster.apply(validated_data)
         cluster.save()
         return cluster
 
     def update(self, instance: Cluster, validated_data: dict[str, Any]) -> Cluster:
-        if "sasl_password" in validated_data:
-            instance.sasl_password = validated_data.pop("sasl_password")
-        return super().update(instance, validated_data)
+        self.credentials_cleared_by = tuple(instance.apply(validated_data))
+        instance.save()
+        return instance
 
     def _value(self, attrs: dict[str, Any], name: str) -> Any:
         if name in attrs:
@@ -84,6 +92,7 @@ class ClusterSerializer(serializers.ModelSerializer[Cluster]):
         for name in ("sasl_mechanism", "sasl_username"):
             if not self._value(attrs, name):
                 raise serializers.ValidationError({name: "required with SASL_PLAINTEXT and SASL_SSL"})
+        # Omitted on update: the stored password is kept, or cleared by Cluster.apply if the update re-targets it.
         stored = self.instance is not None and self.instance.has_sasl_password
         if not attrs.get("sasl_password") and not (stored and "sasl_password" not in attrs):
             raise serializers.ValidationError({"sasl_password": "required with SASL_PLAINTEXT and SASL_SSL"})

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from django.db import transaction
 from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.serializers import BaseSerializer
 
 from controlplane.audit.api.viewsets import AuditedModelViewSet
 from controlplane.clusters import jobs, mirror, services
@@ -35,6 +37,13 @@ class ClusterViewSet(AuditedModelViewSet[Cluster]):
     pagination_class = OptInLimitOffsetPagination
     audit_name = "cluster"
     operator_actions = ("check", "check_unsaved")
+
+    def perform_update(self, serializer: BaseSerializer[Cluster]) -> None:
+        with transaction.atomic():
+            super().perform_update(serializer)
+            cleared = list(getattr(serializer, "credentials_cleared_by", ()))
+            if cleared:
+                self.audit("credentials_cleared", serializer.instance, after={"sasl_password": "", "changed": cleared})
 
     @extend_schema(request=None, responses=START_RESPONSES, description=_CHECK_DOC)
     @action(detail=True, methods=["post"])

@@ -13,6 +13,7 @@ from controlplane.flows import validation
 from controlplane.flows.models import Flow
 from controlplane.flows.overrides import CONSUMER_OVERRIDES_ALLOWED, PRODUCER_OVERRIDES_ALLOWED, override_errors
 from controlplane.flows.services import FACTS_FIELDS, FLOW_PROPERTY_FIELDS
+from replication.config import MAX_INTERVALS_MS
 
 MAX_PATTERNS = 1000
 MAX_PATTERN_LENGTH = 1000
@@ -53,6 +54,7 @@ class FlowSerializer(serializers.ModelSerializer[Flow]):
             "facts_lake": {"help_text": "facts.lake: directory or Hadoop URI; empty: the control plane's lake"},
             "facts_enabled": {"help_text": "write replication facts for the analytics reports"},
             **{name: {"max_value": MAX_INTERVAL_SECONDS} for name in FLOW_PROPERTY_FIELDS if name.endswith("seconds")},
+            **{name: {"max_value": maximum} for name, maximum in MAX_INTERVALS_MS.items()},
         }
 
     def validate_source(self, source: Cluster) -> Cluster:
