@@ -107,6 +107,11 @@ def _plan(flow: Flow, plan_row: FlowPlan, partitions: list[tuple[str, int]]) -> 
     if is_balanced(sticky):
         _set_imbalance(plan_row, None)
         return sticky
+    if current and set(current) != set(range(flow.tasks_max)):
+        # The operator changed tasks.max: that is the rebalance asked for, not churn to damp; move partitions now.
+        _set_imbalance(plan_row, None)
+        log.info("controller: rebalancing flow %s for tasks.max %s", flow.pk, flow.tasks_max)
+        return plan_assignment(partitions, flow.tasks_max, current, rebalance=True)
     _set_imbalance(plan_row, plan_row.imbalance_since or timezone.now())
     assert plan_row.imbalance_since is not None
     if timezone.now() - plan_row.imbalance_since < rebalance_delay():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Count
@@ -10,6 +11,7 @@ from controlplane.flows.models import Flow
 from controlplane.orchestration.models import FlowPlan, TaskAssignment
 from controlplane.orchestration.planning import runs
 from controlplane.orchestration.services import capacity, leases
+from controlplane.orchestration.services.controller import rebalance_delay
 from replication.prometheus import render_prometheus
 
 
@@ -24,9 +26,27 @@ def flow_status(flow: Flow) -> dict[str, Any]:
         "generation": flow.generation,
         "controller_error": plan.last_error if plan else "",
         "provisioning": _provisioning(plan),
-        "tasks": [_task_status(a) for a in flow.assignments.select_related("worker")],
+        "rebalance_due_at": _rebalance_due_at(plan),
+        "tasks": [_task_status(a, plan) for a in flow.assignments.select_related("worker")],
         "unplaced": flow.assignments.exclude(unplaced_reason="").count(),
     }
+
+
+def _rebalance_due_at(plan: FlowPlan | None) -> datetime | None:
+    """When the controller evens out an imbalance that partition changes caused (uReplicator's delayed rebalance)."""
+    return plan.imbalance_since + rebalance_delay() if plan and plan.imbalance_since else None
+
+
+def _idle_reason(assignment: TaskAssignment, plan: FlowPlan | None) -> str:
+    """Why a task has no partitions, so an idle task never reads as a silent PENDING."""
+    if runs(assignment.task_id, assignment.partitions):
+        return ""
+    due = _rebalance_due_at(plan)
+    if due is not None:
+        return f"no partitions yet: the delayed rebalance gives it some at {due:%H:%M:%S} UTC"
+    count = sum(len(a.partitions) for a in assignment.flow.assignments.all())
+    tasks = assignment.flow.tasks_max
+    return f"no partitions: the flow has {count} partition{'s' if count != 1 else ''} for {tasks} tasks"
 
 
 def _provisioning(plan: FlowPlan | None) -> dict[str, Any]:
@@ -51,7 +71,7 @@ def capacity_status() -> dict[str, Any]:
     }
 
 
-def _task_status(assignment: TaskAssignment) -> dict[str, Any]:
+def _task_status(assignment: TaskAssignment, plan: FlowPlan | None = None) -> dict[str, Any]:
     metrics = assignment.status.get("metrics", {}) if assignment.status else {}
     task_metrics = metrics.get("tasks", {}).get(str(assignment.task_id), {})
     return {
@@ -64,6 +84,7 @@ def _task_status(assignment: TaskAssignment) -> dict[str, Any]:
         "last_error": assignment.last_error,
         "placement": _placement(assignment),
         "unplaced_reason": assignment.unplaced_reason,
+        "idle_reason": _idle_reason(assignment, plan),
         "fault": task_metrics.get("fault"),
         "desired_partitions": assignment.partitions,
         "reported_partitions": assignment.reported_partitions,

@@ -39,7 +39,7 @@ function stateBadge(task) {
 function whereText(task) {
   if (task.worker) return `on ${task.worker}`;
   if (task.placement === "unplaced") return "not placed: no worker has a free slot";
-  if (task.placement === "idle") return "no partitions (until a rebalance gives it some)";
+  if (task.placement === "idle") return task.idle_reason || "no partitions";
   return task.placement === "dispatched" ? "dispatched, starting" : "not running";
 }
 

@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 
 from controlplane.flows.models import Flow
 from controlplane.orchestration.models import FlowPlan, TaskAssignment, Worker
-from controlplane.orchestration.services import capacity, controller, runner
+from controlplane.orchestration.services import capacity, controller, runner, status
 from controlplane.orchestration.services.capacity import Capacity, WorkerCapacity
 from controlplane.orchestration.signals import worker_slots
 from controlplane.ui.choices import Health
@@ -212,3 +212,45 @@ def test_the_heartbeat_advertises_slots_in_use_and_keeps_the_worker_live() -> No
     worker.refresh_from_db()
     assert worker.used == 1
     assert capacity.current().workers == (WorkerCapacity("beating", 2, 1),)
+
+
+@pytest.mark.django_db
+def test_raising_tasks_max_moves_partitions_at_once_and_an_idle_task_says_why(monkeypatch: Any) -> None:
+    """The walk-through found task 1 idle for the 120 s rebalance delay after tasks.max 1 -> 2, with no reason shown.
+    An operator's tasks.max change is the rebalance asked for; the delay only damps churn from partition changes."""
+    partitions = [("t", p) for p in range(4)]
+    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row: partitions)
+    obj = flow(CLUSTERS, "a", "b", "t", tasks_max=1)
+    FlowPlan.objects.create(flow=obj, provisioned_at=timezone.now())
+    TaskAssignment.objects.create(flow=obj, task_id=0, partitions=[["t", p] for p in range(4)])
+    Flow.objects.filter(pk=obj.pk).update(tasks_max=2)
+    obj.refresh_from_db()
+    controller.reconcile(obj, Capacity(()))
+    owned = {a.task_id: sorted(map(tuple, a.partitions)) for a in TaskAssignment.objects.filter(flow=obj)}
+    assert owned == {0: [("t", 0), ("t", 1)], 1: [("t", 2), ("t", 3)]}
+    assert FlowPlan.objects.get(flow=obj).imbalance_since is None
+
+    Flow.objects.filter(pk=obj.pk).update(tasks_max=5)  # more tasks than partitions: one stays idle, and says so
+    obj.refresh_from_db()
+    controller.reconcile(obj, Capacity(()))
+    idle = [t for t in status.flow_status(obj)["tasks"] if t["placement"] == "idle"]
+    assert [t["idle_reason"] for t in idle] == ["no partitions: the flow has 4 partitions for 5 tasks"]
+
+
+@pytest.mark.django_db
+def test_a_task_idle_until_the_delayed_rebalance_says_when(monkeypatch: Any) -> None:
+    partitions = [("t", p) for p in range(4)]
+    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row: partitions)
+    obj = flow(CLUSTERS, "a", "b", "t", tasks_max=2)
+    FlowPlan.objects.create(flow=obj, provisioned_at=timezone.now())
+    TaskAssignment.objects.create(flow=obj, task_id=0, partitions=[["t", p] for p in range(4)])
+    TaskAssignment.objects.create(flow=obj, task_id=1, partitions=[])  # e.g. its partitions' topic was recreated
+    controller.reconcile(obj, Capacity(()))
+    body = status.flow_status(obj)
+    assert body["rebalance_due_at"] is not None
+    (idle,) = [t for t in body["tasks"] if t["task_id"] == 1]
+    assert idle["placement"] == "idle"
+    assert (
+        idle["idle_reason"]
+        == f"no partitions yet: the delayed rebalance gives it some at {body['rebalance_due_at']:%H:%M:%S} UTC"
+    )
