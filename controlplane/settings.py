@@ -292,9 +292,6 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    # drf-spectacular would add its schema-completeness warnings (views with no declared serializer) to
-    # `check --deploy`; they concern the API docs, not the deployment, so the deploy check stays about security.
-    "ENABLE_DJANGO_DEPLOY_CHECK": False,
 }
 
 # The host part is ignored by the filesystem transport; naming one only silences a kombu warning.

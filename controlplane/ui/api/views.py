@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -13,12 +14,22 @@ from controlplane.core.permissions import IsViewer
 from controlplane.flows.models import Flow
 from controlplane.jobs.api.views import START_RESPONSES, start
 from controlplane.ui import jobs
-from controlplane.ui.api.serializers import FlowSampleSerializer, PreviewSerializer
+from controlplane.ui.api.serializers import (
+    DashboardSerializer,
+    FlowCheckpointsSerializer,
+    FlowHistorySerializer,
+    FlowReportsSerializer,
+    FlowSampleSerializer,
+    PreviewSerializer,
+)
 from controlplane.ui.models import FlowObservation
 from controlplane.ui.services import graph, preview, reports, sampling
 from replication.config import ConfigError
 
 MAX_HISTORY_MINUTES = 24 * 60
+MINUTES = OpenApiParameter(
+    "minutes", OpenApiTypes.INT, description=f"the window, 1 to {MAX_HISTORY_MINUTES} minutes (default 30)"
+)
 
 
 class DashboardView(APIView):
@@ -26,6 +37,7 @@ class DashboardView(APIView):
 
     permission_classes = [IsViewer]
 
+    @extend_schema(responses=DashboardSerializer)
     def get(self, request: Request) -> Response:
         return Response(graph.dashboard())
 
@@ -35,6 +47,7 @@ class FlowHistoryView(APIView):
 
     permission_classes = [IsViewer]
 
+    @extend_schema(parameters=[MINUTES], responses=FlowHistorySerializer)
     def get(self, request: Request, pk: int) -> Response:
         flow = get_object_or_404(Flow, pk=pk)
         minutes = _minutes(request.query_params.get("minutes", "30"))
@@ -47,6 +60,7 @@ class FlowCheckpointsView(APIView):
 
     permission_classes = [IsViewer]
 
+    @extend_schema(responses=FlowCheckpointsSerializer)
     def get(self, request: Request, pk: int) -> Response:
         flow = get_object_or_404(Flow, pk=pk)
         observation = FlowObservation.objects.filter(flow=flow).first()
@@ -61,6 +75,7 @@ class FlowReportsView(APIView):
 
     permission_classes = [IsViewer]
 
+    @extend_schema(responses=FlowReportsSerializer)
     def get(self, request: Request, pk: int) -> Response:
         flow = get_object_or_404(Flow.objects.select_related("source", "target"), pk=pk)
         return Response({"flow": flow.pk, "reports": reports.latest_for_flow(flow.name)})
