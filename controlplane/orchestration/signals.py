@@ -5,12 +5,12 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import logging
-import os
 import signal
 import threading
 from typing import Any
 
 from celery.signals import worker_process_init, worker_ready, worker_shutting_down
+from django.conf import settings
 
 STOPPING = threading.Event()  # set in a pool process when its task must stop at once
 HEARTBEAT_STOP = threading.Event()  # set in the main process at shutdown: the heartbeat thread ends
@@ -24,7 +24,7 @@ def register_worker(sender: Any = None, **_: Any) -> None:
     from controlplane.orchestration.models import Worker
     from controlplane.orchestration.services import capacity
 
-    slots = worker_slots(int(os.environ.get("MIRRORPLANE_WORKER_SLOTS", "4")), _concurrency(sender))
+    slots = worker_slots(settings.MIRRORPLANE_WORKER_SLOTS, _concurrency(sender))
     Worker.objects.update_or_create(name=sender.hostname, defaults={"stopping": False, "slots": slots, "used": 0})
     heart = threading.Thread(
         target=capacity.heartbeat_loop, args=(sender.hostname, HEARTBEAT_STOP), name="heartbeat", daemon=True

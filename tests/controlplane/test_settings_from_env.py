@@ -33,6 +33,7 @@ SETTINGS_VARIABLES = (
     "MIRRORPLANE_LOGIN_FAILURE_LIMIT",
     "MIRRORPLANE_LOGIN_COOLOFF_MINUTES",
     "MIRRORPLANE_LOGIN_LOCKOUT_BY",
+    "MIRRORPLANE_WORKER_SLOTS",
 )
 # A key that passes the production rule (50+ characters, not the development key); for these tests only.
 GOOD_SECRET_KEY = "test-only-5f0c2d1e9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b"
@@ -86,6 +87,8 @@ def test_production_settings_pass_with_secrets_from_files(tmp_path: Path) -> Non
         ({"MIRRORPLANE_LOGIN_FAILURE_LIMIT": "ten"}, "MIRRORPLANE_LOGIN_FAILURE_LIMIT"),
         ({"MIRRORPLANE_LOGIN_LOCKOUT_BY": "browser"}, "MIRRORPLANE_LOGIN_LOCKOUT_BY"),
         ({"MIRRORPLANE_TLS": "sometimes"}, "MIRRORPLANE_TLS"),
+        ({"MIRRORPLANE_WORKER_SLOTS": "twelve"}, "MIRRORPLANE_WORKER_SLOTS"),
+        ({"MIRRORPLANE_WORKER_SLOTS": "0"}, "MIRRORPLANE_WORKER_SLOTS"),
     ],
 )
 def test_bad_environment_stops_start_up_naming_the_variable(
