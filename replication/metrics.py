@@ -142,11 +142,6 @@ class MetricsRegistry:
             status = self._task(flow, task)
             status.fault = status.fault_since = None
 
-    def forget_flow(self, flow: str) -> None:
-        """Drop a flow's metrics (it was deleted or moved to another process)."""
-        with self._lock:
-            self._flows.pop(flow, None)
-
     # -- read by the control plane and Prometheus -------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
         """Every flow's metrics as plain JSON-serialisable values (shape in the class docstring)."""

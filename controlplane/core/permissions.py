@@ -65,8 +65,3 @@ class IsViewer(BasePermission):
 class IsOperator(BasePermission):
     def has_permission(self, request: Request, view: APIView) -> bool:
         return has_role(request.user, OPERATOR)
-
-
-class IsAdmin(BasePermission):
-    def has_permission(self, request: Request, view: APIView) -> bool:
-        return has_role(request.user, ADMIN)

@@ -55,9 +55,3 @@ def _even_out(plan: Plan) -> None:
         least = min(plan, key=lambda t: (len(plan[t]), t))
         plan[least].append(max(plan[most]))
         plan[most].remove(max(plan[most]))
-
-
-def moved_partitions(before: Mapping[int, Iterable[TopicPartition]], after: Mapping[int, list[TopicPartition]]) -> int:
-    """How many partitions changed task between two plans (new and dropped ones are not moves)."""
-    owner = {tp: task for task, tps in before.items() for tp in tps}
-    return sum(1 for task, tps in after.items() for tp in tps if tp in owner and owner[tp] != task)

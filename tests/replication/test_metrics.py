@@ -172,13 +172,6 @@ def test_snapshot_shape_is_json_serialisable(registry: MetricsRegistry) -> None:
     assert sorted(entry["record-age-ms"]) == ["avg", "count", "max", "min", "p50", "p95", "p99", "sum"]
 
 
-def test_forgetting_a_flow_drops_its_metrics(registry: MetricsRegistry) -> None:
-    registry.record_batch("f", "orders", 0, 1, 1, 1.0, 1.0)
-    registry.record_batch("g", "orders", 0, 1, 1, 1.0, 1.0)
-    registry.forget_flow("f")
-    assert list(registry.snapshot()["flows"]) == ["g"]
-
-
 def test_prometheus_text_for_a_known_input(registry: MetricsRegistry) -> None:
     registry.record_batch("f", "orders", 0, 3, 300, 10.0, 100.0)
     registry.record_batch("f", "orders", 0, 1, 100, 50.0, 500.0)

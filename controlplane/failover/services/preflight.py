@@ -81,12 +81,6 @@ def _guarded(check: Callable[[Inputs], Result], inputs: Inputs) -> Result:
         return Result(name, name.replace("_", " "), Check.FAIL, f"could not check: {str(exc) or 'no answer in time'}")
 
 
-def _down(inputs: Inputs, code: str, label: str, what: str) -> Result:
-    """A check that needs the source, when the source does not answer."""
-    status = Check.WARN if inputs.unplanned else Check.FAIL
-    return Result(code, label, status, f"{what}: the source {inputs.failover.source} does not answer")
-
-
 def source_reachable(i: Inputs) -> Result:
     label = f"Source {i.failover.source} reachable"
     if i.source_up:

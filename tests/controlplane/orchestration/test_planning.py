@@ -1,10 +1,18 @@
 from __future__ import annotations
 
-from controlplane.orchestration.planning import is_balanced, moved_partitions, plan_assignment
+from collections.abc import Iterable, Mapping
+
+from controlplane.orchestration.planning import Plan, TopicPartition, is_balanced, plan_assignment
 
 
 def tps(topic: str, n: int) -> list[tuple[str, int]]:
     return [(topic, p) for p in range(n)]
+
+
+def moved_partitions(before: Mapping[int, Iterable[TopicPartition]], after: Plan) -> int:
+    """How many partitions changed task between two plans (new and dropped ones are not moves)."""
+    owner = {tp: task for task, tps in before.items() for tp in tps}
+    return sum(1 for task, tps in after.items() for tp in tps if tp in owner and owner[tp] != task)
 
 
 def test_a_fresh_plan_is_balanced_over_tasks_max() -> None:
