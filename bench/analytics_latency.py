@@ -48,16 +48,27 @@ def generate(lake: Path, facts: int) -> None:
         acked = F.lit(T0) + (row * 3_600_000 / facts).cast("long")
         latency = F.abs(F.hash(row)) % 500 + 5 + F.when(F.abs(F.hash(row, F.lit(1))) % 100 == 0, 2000).otherwise(0)
         frame = spark.range(facts).select(
-            pick([s for s, _, _ in FLOWS]).alias("source"), pick([t for _, t, _ in FLOWS]).alias("target"),
-            F.lit(0).alias("task"), F.concat(F.lit("topic-"), (row / 4 % 4).cast("int")).alias("topic"),
-            (row / 16 % 8).cast("int").alias("partition"), F.lit("remote").alias("remote_topic"), paths.alias("path"),
-            row.alias("fetched_from"), row.alias("first_offset"), row.alias("last_offset"),
-            row.alias("downstream_offset"), F.lit(1).alias("count"), F.lit(100).cast("long").alias("bytes"),
-            (acked - latency).alias("first_timestamp"), (acked - latency).alias("timestamp"),
-            (acked - latency + F.abs(F.hash(row, F.lit(2))) % 100 + 1).alias("consumed_ms"), acked.alias("acked_ms"),
-            F.lit("2027-01-15").alias("date"), F.lit("08").alias("hour"),
+            pick([s for s, _, _ in FLOWS]).alias("source"),
+            pick([t for _, t, _ in FLOWS]).alias("target"),
+            F.lit(0).alias("task"),
+            F.concat(F.lit("topic-"), (row / 4 % 4).cast("int")).alias("topic"),
+            (row / 16 % 8).cast("int").alias("partition"),
+            F.lit("remote").alias("remote_topic"),
+            paths.alias("path"),
+            row.alias("fetched_from"),
+            row.alias("first_offset"),
+            row.alias("last_offset"),
+            row.alias("downstream_offset"),
+            F.lit(1).alias("count"),
+            F.lit(100).cast("long").alias("bytes"),
+            (acked - latency).alias("first_timestamp"),
+            (acked - latency).alias("timestamp"),
+            (acked - latency + F.abs(F.hash(row, F.lit(2))) % 100 + 1).alias("consumed_ms"),
+            acked.alias("acked_ms"),
+            F.lit("2027-01-15").alias("date"),
+            F.lit("08").alias("hour"),
             F.concat(pick([s for s, _, _ in FLOWS]), F.lit("->"), pick([t for _, t, _ in FLOWS])).alias("flow"),
-        )  # fmt: skip
+        )
         frame.write.mode("overwrite").partitionBy("date", "hour", "flow").parquet(str(lake / "facts"))
     finally:
         spark.stop()
@@ -90,8 +101,18 @@ def _descendants(root: int) -> set[int]:
 
 def timed_job(lake: Path, out: Path) -> tuple[float, float, dict[str, object]]:
     """Wall seconds, CPU seconds (the job's Python and JVM processes) and the job's summary."""
-    command = [sys.executable, "-m", "replication.analytics", "latency", "--lake", str(lake), "--out", str(out),
-               "--master", "local[2]"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "replication.analytics",
+        "latency",
+        "--lake",
+        str(lake),
+        "--out",
+        str(out),
+        "--master",
+        "local[2]",
+    ]
     started = time.monotonic()
     child = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     cpu: dict[int, float] = {}
@@ -123,8 +144,11 @@ def main(argv: list[str] | None = None) -> int:
         load = os.getloadavg()[0]
         elapsed, cpu, summary = timed_job(lake, out)
         times.append(elapsed)
-        print(f"round {round_}: {elapsed:.1f} s wall, start-up included; {cpu:.1f} CPU-seconds; "
-              f"{summary['facts']:,} facts; load average {load:.1f} when it started", flush=True)  # fmt: skip
+        print(
+            f"round {round_}: {elapsed:.1f} s wall, start-up included; {cpu:.1f} CPU-seconds; "
+            f"{summary['facts']:,} facts; load average {load:.1f} when it started",
+            flush=True,
+        )
     figure = statistics.median(times)
     verdict = "within" if figure < TARGET_S else "OVER"
     print(

@@ -29,8 +29,9 @@ def copy_batch(producer: Producer, remote: str, msgs: list[Any]) -> None:
     for msg in msgs:
         while True:
             try:
-                produce(remote, msg.value(), msg.key(), msg.partition(),
-                        timestamp=msg.timestamp()[1], headers=msg.headers())  # fmt: skip
+                produce(
+                    remote, msg.value(), msg.key(), msg.partition(), timestamp=msg.timestamp()[1], headers=msg.headers()
+                )
                 break
             except BufferError:
                 producer.poll(0.05)
@@ -46,10 +47,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         stopping = True
 
     signal.signal(signal.SIGTERM, stop)
-    consumer = Consumer({"bootstrap.servers": args.source, "group.id": "bench-bareloop", "enable.auto.commit": False,
-                         "fetch.queue.backoff.ms": 10})  # fmt: skip
-    producer = Producer({"bootstrap.servers": args.target, "acks": "all", "enable.idempotence": True,
-                         "linger.ms": 5, "batch.num.messages": 10000})  # fmt: skip
+    consumer = Consumer(
+        {
+            "bootstrap.servers": args.source,
+            "group.id": "bench-bareloop",
+            "enable.auto.commit": False,
+            "fetch.queue.backoff.ms": 10,
+        }
+    )
+    producer = Producer(
+        {
+            "bootstrap.servers": args.target,
+            "acks": "all",
+            "enable.idempotence": True,
+            "linger.ms": 5,
+            "batch.num.messages": 10000,
+        }
+    )
     consumer.assign([TopicPartition(args.topic, p, 0) for p in range(args.partitions)])
     while not stopping:
         copy_batch(producer, args.remote, consumer.consume(10000, 0.1))

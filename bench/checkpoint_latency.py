@@ -64,8 +64,11 @@ class Watcher(threading.Thread):
 
     def run(self) -> None:
         while not self.stopping.is_set():
-            self.seen += [(time.monotonic(), c.upstream_offset) for c in read_checkpoints(self.tail)
-                          if c.consumer_group_id == self.group]  # fmt: skip
+            self.seen += [
+                (time.monotonic(), c.upstream_offset)
+                for c in read_checkpoints(self.tail)
+                if c.consumer_group_id == self.group
+            ]
             time.sleep(0.01)
 
     def reached(self, upstream: int) -> float | None:
@@ -81,8 +84,10 @@ def measure(source: ClusterConfig, target: ClusterConfig, commits: int, interval
     stopping = threading.Event()
     task = ReplicationTask(flow, metrics=MetricsRegistry())
     schedule = CheckpointSchedule(CheckpointEmitter(flow))
-    threads = [threading.Thread(target=task.run, args=(stopping,), daemon=True),
-               threading.Thread(target=run_periodically, args=([schedule], stopping), daemon=True)]  # fmt: skip
+    threads = [
+        threading.Thread(target=task.run, args=(stopping,), daemon=True),
+        threading.Thread(target=run_periodically, args=([schedule], stopping), daemon=True),
+    ]
     watcher = Watcher(flow, group)
     for thread in [*threads, watcher]:
         thread.start()

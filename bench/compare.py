@@ -31,8 +31,9 @@ def _csv(value: str) -> list[str]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = argparse.ArgumentParser(
+        prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     add = parser.add_argument
     add("--records-small", type=int, default=2_000_000, help="records in the small-record data set")
     add("--size-small", type=int, default=100, help="value bytes of a small record")
@@ -83,8 +84,10 @@ def _check_verified(result: ThroughputResult) -> None:
 def run_latency_rounds(session: Session, args: argparse.Namespace) -> list[LatencyResult]:
     if args.latency_seconds <= 0:
         return []
-    print(f"\n## Latency at {args.latency_rate:,} records/s for {args.latency_seconds:g}s "
-          f"(after {args.latency_warmup:g}s warm-up)\n")  # fmt: skip
+    print(
+        f"\n## Latency at {args.latency_rate:,} records/s for {args.latency_seconds:g}s "
+        f"(after {args.latency_warmup:g}s warm-up)\n"
+    )
     print(report.table(report.LATENCY_HEADERS, [], 2, STREAM_WIDTH))
     results = []
     for round_no in range(1, args.latency_rounds + 1):
@@ -104,13 +107,22 @@ def run_scaling(session: Session, args: argparse.Namespace, dataset: Dataset) ->
     rows: list[dict[str, Any]] = []
     for tasks in (int(t) for t in args.scaling_tasks):
         result = run_throughput(Mirrorplane(tasks=tasks), session.context(), dataset, 1)
-        shares = [sum(standalone_owner(tasks, t)(dataset.topic, p) for p in range(dataset.partitions))
-                  for t in range(tasks)]  # fmt: skip
+        shares = [
+            sum(standalone_owner(tasks, t)(dataset.topic, p) for p in range(dataset.partitions)) for t in range(tasks)
+        ]
         base = rows[0]["records_per_s"] if rows else result.records_per_s
-        rows.append({"tasks": tasks, "partitions_per_task": shares, **result.as_dict(),
-                     "speedup": round(result.records_per_s / base, 2)})  # fmt: skip
-        print(f"  {tasks} task(s), partitions per task {shares}: {result.records_per_s:,} records/s "
-              f"(steady {result.steady_records_per_s:,}), {result.cpu_s_per_m} CPU s/M records")  # fmt: skip
+        rows.append(
+            {
+                "tasks": tasks,
+                "partitions_per_task": shares,
+                **result.as_dict(),
+                "speedup": round(result.records_per_s / base, 2),
+            }
+        )
+        print(
+            f"  {tasks} task(s), partitions per task {shares}: {result.records_per_s:,} records/s "
+            f"(steady {result.steady_records_per_s:,}), {result.cpu_s_per_m} CPU s/M records"
+        )
     return rows
 
 
@@ -118,18 +130,33 @@ SCALING_HEADERS = ["tasks", "partitions per task", "records/s", "steady rec/s", 
 
 
 def print_summary(
-    throughput: list[ThroughputResult], latency: list[LatencyResult], scaling: list[dict[str, Any]],
+    throughput: list[ThroughputResult],
+    latency: list[LatencyResult],
+    scaling: list[dict[str, Any]],
     checks: list[dict[str, Any]],
-) -> None:  # fmt: skip
+) -> None:
     print("\n## Summary (medians; ratios per alternating pair, median first)\n")
     print(report.summary_table(report.throughput_summary(throughput)))
     for name, ratios in report.latency_ratios(latency).items():
         print(f"\n{name} latency vs mm (medians): p50 {ratios['p50_ms_vs_mm']:.2f}x, p99 {ratios['p99_ms_vs_mm']:.2f}x")
     if scaling:
-        print("\n" + report.table(SCALING_HEADERS, (
-            [s["tasks"], "/".join(map(str, s["partitions_per_task"])), s["records_per_s"],
-             s["steady_records_per_s"], s["cpu_s_per_m"], s["speedup"]] for s in scaling
-        )))  # fmt: skip
+        print(
+            "\n"
+            + report.table(
+                SCALING_HEADERS,
+                (
+                    [
+                        s["tasks"],
+                        "/".join(map(str, s["partitions_per_task"])),
+                        s["records_per_s"],
+                        s["steady_records_per_s"],
+                        s["cpu_s_per_m"],
+                        s["speedup"],
+                    ]
+                    for s in scaling
+                ),
+            )
+        )
     if checks:
         print("\n## Mirrorplane's targets\n\n" + report.targets_table(checks))
 
@@ -137,8 +164,10 @@ def print_summary(
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     started = time.monotonic()
-    data = [Dataset(args.records_small, args.size_small, args.partitions),
-            Dataset(args.records_large, args.size_large, args.partitions)]  # fmt: skip
+    data = [
+        Dataset(args.records_small, args.size_small, args.partitions),
+        Dataset(args.records_large, args.size_large, args.partitions),
+    ]
     with bench_clusters(keep=args.keep_clusters) as clusters:
         session = Session(clusters)
         stamp = session.stamp
@@ -152,11 +181,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     checks = report.target_checks(throughput, latency, data[0].label, data[1].label)
     print_summary(throughput, latency, scaling, checks)
     document = {
-        "stamp": stamp, "elapsed_s": round(time.monotonic() - started), "kafka": clusters.kafka_version,
-        "machine": before, "loadavg_after": report.machine()["loadavg"], "settings": vars(args),
-        "throughput": [r.as_dict() for r in throughput], "summary": report.throughput_summary(throughput),
-        "latency": [r.as_dict() for r in latency], "latency_vs_mm": report.latency_ratios(latency),
-        "scaling": scaling, "targets": checks,
-    }  # fmt: skip
+        "stamp": stamp,
+        "elapsed_s": round(time.monotonic() - started),
+        "kafka": clusters.kafka_version,
+        "machine": before,
+        "loadavg_after": report.machine()["loadavg"],
+        "settings": vars(args),
+        "throughput": [r.as_dict() for r in throughput],
+        "summary": report.throughput_summary(throughput),
+        "latency": [r.as_dict() for r in latency],
+        "latency_vs_mm": report.latency_ratios(latency),
+        "scaling": scaling,
+        "targets": checks,
+    }
     print(f"\nwrote {report.save(document, stamp)} in {document['elapsed_s']}s")
     return 0

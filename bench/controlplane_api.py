@@ -58,10 +58,14 @@ def _seed(clusters: int, flows: int) -> list[int]:
         registry.set_lag("x", "orders", p, 42)
     snapshot = registry.snapshot()["flows"]["x"]
     TaskAssignment.objects.bulk_create(
-        TaskAssignment(flow=f, task_id=0, partitions=[["orders", p] for p in range(8)],
-                       status={"flow": f"{f.source_id}->{f.target_id}", "metrics": snapshot})
+        TaskAssignment(
+            flow=f,
+            task_id=0,
+            partitions=[["orders", p] for p in range(8)],
+            status={"flow": f"{f.source_id}->{f.target_id}", "metrics": snapshot},
+        )
         for f in created
-    )  # fmt: skip
+    )
     return [f.pk for f in created]
 
 
@@ -88,8 +92,10 @@ def _time(client: Any, urls: list[str]) -> list[float]:
 def _report(name: str, samples: list[float]) -> None:
     ordered = sorted(samples)
     p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-    print(f"{name:<28} n={len(samples):<5} p50={statistics.median(samples):7.1f} ms  p99={p99:7.1f} ms  "
-          f"max={ordered[-1]:7.1f} ms")  # fmt: skip
+    print(
+        f"{name:<28} n={len(samples):<5} p50={statistics.median(samples):7.1f} ms  p99={p99:7.1f} ms  "
+        f"max={ordered[-1]:7.1f} ms"
+    )
 
 
 def main() -> int:

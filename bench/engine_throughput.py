@@ -24,8 +24,11 @@ from bench.throughput import ThroughputResult, run_throughput
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m bench.engine_throughput", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.engine_throughput",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--size", type=int, default=100, help="value bytes per record")
     parser.add_argument("--partitions", type=int, default=8)
@@ -89,8 +92,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             load = (args.rate, args.latency_seconds, args.latency_warmup, args.size, args.partitions)
             latency = run_latency(engine, session.context(), 1, *load)
             print_latency(latency)
-    document = {"machine": report.machine(), "kafka": clusters.kafka_version, "settings": vars(args),
-                "throughput": [r.as_dict() for r in runs], "latency": latency and latency.as_dict()}  # fmt: skip
+    document = {
+        "machine": report.machine(),
+        "kafka": clusters.kafka_version,
+        "settings": vars(args),
+        "throughput": [r.as_dict() for r in runs],
+        "latency": latency and latency.as_dict(),
+    }
     print(f"wrote {report.save(document, f'engine-{session.stamp}', latest=False)}")
     return 0
 

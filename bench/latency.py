@@ -87,9 +87,15 @@ class LatencyProbe:
 
 
 def run_latency(
-    replicator: Replicator, ctx: RunContext, round_no: int, rate: int, seconds: float, warmup: float,
-    size: int = 100, partitions: int = 8,
-) -> LatencyResult:  # fmt: skip
+    replicator: Replicator,
+    ctx: RunContext,
+    round_no: int,
+    rate: int,
+    seconds: float,
+    warmup: float,
+    size: int = 100,
+    partitions: int = 8,
+) -> LatencyResult:
     topic = f"lat-{ctx.run_id}"
     create_topic(ctx.clusters.source, topic, partitions)
     launch = replicator.launch(ctx, topic, partitions, {})
@@ -122,12 +128,33 @@ def _ping_until_live(bootstrap: str, topic: str, probe: LatencyProbe, timeout: f
 
 
 def _measure_load(
-    ctx: RunContext, topic: str, probe: LatencyProbe, replicator: Child, rate: int, seconds: float, warmup: float,
-    size: int, partitions: int,
-) -> tuple[int, float]:  # fmt: skip
-    argv = [sys.executable, "-m", "bench.loadgen", "--bootstrap", ctx.clusters.source, "--topic", topic,
-            "--rate", str(rate), "--seconds", str(seconds + warmup), "--size", str(size),
-            "--partitions", str(partitions)]  # fmt: skip
+    ctx: RunContext,
+    topic: str,
+    probe: LatencyProbe,
+    replicator: Child,
+    rate: int,
+    seconds: float,
+    warmup: float,
+    size: int,
+    partitions: int,
+) -> tuple[int, float]:
+    argv = [
+        sys.executable,
+        "-m",
+        "bench.loadgen",
+        "--bootstrap",
+        ctx.clusters.source,
+        "--topic",
+        topic,
+        "--rate",
+        str(rate),
+        "--seconds",
+        str(seconds + warmup),
+        "--size",
+        str(size),
+        "--partitions",
+        str(partitions),
+    ]
     cpu_before = tree_cpu_seconds(replicator.pid)
     load = Child(argv, ctx.workdir / f"{ctx.run_id}-loadgen.log", cwd=REPO, env=python_env())
     probe.cutoff_ms = (time.time() + warmup) * 1000
@@ -153,15 +180,30 @@ def _percentile(ordered: list[float], q: float) -> float:
 
 
 def _result(
-    name: str, round_no: int, rate: int, seconds: float, produced: int, probe: LatencyProbe | None, cpu: float,
+    name: str,
+    round_no: int,
+    rate: int,
+    seconds: float,
+    produced: int,
+    probe: LatencyProbe | None,
+    cpu: float,
     load_seconds: float,
-) -> LatencyResult:  # fmt: skip
+) -> LatencyResult:
     assert probe is not None
     ordered = sorted(probe.latencies)
     return LatencyResult(
-        replicator=name, round=round_no, rate=rate, seconds=seconds, produced=produced,
-        received=probe.received, measured=len(ordered),
-        p50_ms=_percentile(ordered, 0.50), p90_ms=_percentile(ordered, 0.90), p99_ms=_percentile(ordered, 0.99),
-        p999_ms=_percentile(ordered, 0.999), max_ms=round(ordered[-1], 1) if ordered else float("nan"),
-        cpu_pct=round(100 * cpu / load_seconds, 1), cpu_s_per_m=round(cpu * 1e6 / max(produced, 1), 2),
-    )  # fmt: skip
+        replicator=name,
+        round=round_no,
+        rate=rate,
+        seconds=seconds,
+        produced=produced,
+        received=probe.received,
+        measured=len(ordered),
+        p50_ms=_percentile(ordered, 0.50),
+        p90_ms=_percentile(ordered, 0.90),
+        p99_ms=_percentile(ordered, 0.99),
+        p999_ms=_percentile(ordered, 0.999),
+        max_ms=round(ordered[-1], 1) if ordered else float("nan"),
+        cpu_pct=round(100 * cpu / load_seconds, 1),
+        cpu_s_per_m=round(cpu * 1e6 / max(produced, 1), 2),
+    )

@@ -111,8 +111,10 @@ def main() -> None:
     args = parser.parse_args()
     vendor = _setup_django(REPO / "var" / "bench-import")
     print(f"MM2 import on {vendor}: clusters = flows, active-active pairs, best of {args.rounds}")
-    print(f"{'clusters':>9} {'flows':>6} {'seconds':>8} {'ms/flow':>8} {'other writer: writes':>21} {'max wait ms':>11}"
-          f" {'locked':>6}")  # fmt: skip
+    print(
+        f"{'clusters':>9} {'flows':>6} {'seconds':>8} {'ms/flow':>8} {'other writer: writes':>21} {'max wait ms':>11}"
+        f" {'locked':>6}"
+    )
     for size in (int(s) for s in args.sizes.split(",")):
         runs = [_time_import(size) for _ in range(args.rounds)]
         best, flows, writer = min(runs, key=lambda run: run[0])

@@ -73,11 +73,17 @@ def _complete(bootstrap: str, dataset: Dataset) -> bool:
 
 def produce_records(bootstrap: str, topic: str, partitions: int, count: int, size: int) -> None:
     """count records, round-robin over partitions, keyed, with CreateTime now; fails unless all are acknowledged."""
-    producer = Producer({
-        "bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True, "linger.ms": 50,
-        "batch.num.messages": 10000, "queue.buffering.max.messages": 1_000_000,
-        "queue.buffering.max.kbytes": 131_072,  # bounded, so the bench process stays small
-    })  # fmt: skip
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "acks": "all",
+            "enable.idempotence": True,
+            "linger.ms": 50,
+            "batch.num.messages": 10000,
+            "queue.buffering.max.messages": 1_000_000,
+            "queue.buffering.max.kbytes": 131_072,  # bounded, so the bench process stays small
+        }
+    )
     values = [os.urandom(size) for _ in range(256)]
     produce = producer.produce
     for i in range(count):

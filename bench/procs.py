@@ -93,9 +93,14 @@ class Child:
         self.started = time.monotonic()
         with open(log_path, "wb") as out:
             self.proc = subprocess.Popen(
-                argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                cwd=cwd, env=env, start_new_session=True,
-            )  # fmt: skip
+                argv,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+            )
         self.pid = self.proc.pid
         self.usage: Usage | None = None
 

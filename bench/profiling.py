@@ -22,8 +22,21 @@ def attach(pid: int, out: Path, native: bool = True, idle: bool = False) -> Chil
     py_spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
     if not Path(py_spy).is_file():
         raise BenchError("py-spy is not installed: .venv/bin/pip install py-spy==0.4.3")
-    argv = [py_spy, "record", "--pid", str(pid), "--rate", "250", "--format", "raw", "--subprocesses",
-            "--output", str(out), *(["--native"] if native else []), *(["--idle"] if idle else [])]  # fmt: skip
+    argv = [
+        py_spy,
+        "record",
+        "--pid",
+        str(pid),
+        "--rate",
+        "250",
+        "--format",
+        "raw",
+        "--subprocesses",
+        "--output",
+        str(out),
+        *(["--native"] if native else []),
+        *(["--idle"] if idle else []),
+    ]
     return Child(argv, out.with_suffix(".log"))
 
 

@@ -29,9 +29,14 @@ REPO = Path(__file__).resolve().parent.parent
 TARGET_ALIAS = "dst"
 # kafka-run-class.sh's defaults for tools, which kafka-mirror-maker.sh uses.
 MM_JVM_OPTS = [
-    "-Xmx256M", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
-    "-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true",
-]  # fmt: skip
+    "-Xmx256M",
+    "-server",
+    "-XX:+UseG1GC",
+    "-XX:MaxGCPauseMillis=20",
+    "-XX:InitiatingHeapOccupancyPercent=35",
+    "-XX:+ExplicitGCInvokesConcurrent",
+    "-Djava.awt.headless=true",
+]
 
 
 @dataclass(frozen=True)
@@ -104,26 +109,43 @@ class MirrorMaker(Replicator):
     def launch(self, ctx: RunContext, topic: str, partitions: int, topic_config: dict[str, str]) -> Launch:
         # MirrorMaker 1 writes to the same topic name and does not create it (auto.create.topics.enable=false).
         _fresh_target_topic(ctx, topic, partitions, topic_config)
-        consumer = _write(ctx.workdir / f"{ctx.run_id}-consumer.properties", [
-            f"bootstrap.servers={ctx.clusters.source}",
-            f"group.id=bench-mm-{ctx.run_id}",  # a fresh group: start at the beginning of the source topic
-            "auto.offset.reset=earliest",
-        ])  # fmt: skip
-        producer = _write(ctx.workdir / f"{ctx.run_id}-producer.properties", [
-            f"bootstrap.servers={ctx.clusters.target}",
-            # MirrorMaker's own no-data-loss defaults, written out: nothing lost, nothing reordered.
-            "acks=all",
-            "max.in.flight.requests.per.connection=1",
-            f"retries={2**31 - 1}",
-            f"max.block.ms={2**63 - 1}",
-        ])  # fmt: skip
+        consumer = _write(
+            ctx.workdir / f"{ctx.run_id}-consumer.properties",
+            [
+                f"bootstrap.servers={ctx.clusters.source}",
+                f"group.id=bench-mm-{ctx.run_id}",  # a fresh group: start at the beginning of the source topic
+                "auto.offset.reset=earliest",
+            ],
+        )
+        producer = _write(
+            ctx.workdir / f"{ctx.run_id}-producer.properties",
+            [
+                f"bootstrap.servers={ctx.clusters.target}",
+                # MirrorMaker's own no-data-loss defaults, written out: nothing lost, nothing reordered.
+                "acks=all",
+                "max.in.flight.requests.per.connection=1",
+                f"retries={2**31 - 1}",
+                f"max.block.ms={2**63 - 1}",
+            ],
+        )
         argv = [
-            self.java, *MM_JVM_OPTS,
+            self.java,
+            *MM_JVM_OPTS,
             f"-Dlog4j.configuration=file:{self.kafka_home / 'config' / 'tools-log4j.properties'}",
-            "-cp", str(self.kafka_home / "libs" / "*"), "kafka.tools.MirrorMaker",
-            "--consumer.config", str(consumer), "--producer.config", str(producer),
-            "--whitelist", topic, "--num.streams", "1", "--abort.on.send.failure", "true",
-        ]  # fmt: skip
+            "-cp",
+            str(self.kafka_home / "libs" / "*"),
+            "kafka.tools.MirrorMaker",
+            "--consumer.config",
+            str(consumer),
+            "--producer.config",
+            str(producer),
+            "--whitelist",
+            topic,
+            "--num.streams",
+            "1",
+            "--abort.on.send.failure",
+            "true",
+        ]
         child = Child(argv, ctx.workdir / f"{ctx.run_id}-mm.log")
         return _end_offsets_launch(child, ctx, topic, partitions)
 
@@ -140,16 +162,19 @@ class Mirrorplane(Replicator):
     def launch(self, ctx: RunContext, topic: str, partitions: int, topic_config: dict[str, str]) -> Launch:
         alias = f"src-{ctx.run_id}"  # fresh remote topic and positions topic: the copy starts from nothing
         flow = f"{alias}->{TARGET_ALIAS}"
-        config = _write(ctx.workdir / f"{ctx.run_id}-flows.properties", [
-            f"clusters = {alias}, {TARGET_ALIAS}",
-            f"{alias}.bootstrap.servers = {ctx.clusters.source}",
-            f"{TARGET_ALIAS}.bootstrap.servers = {ctx.clusters.target}",
-            f"{flow}.enabled = true",
-            f"{flow}.topics = {topic}",
-            f"{flow}.tasks.max = {self.tasks}",
-            f"{flow}.exactly.once = {'true' if self.exactly_once else 'false'}",
-            *(f"{flow}.{key} = {value}" for key, value in self.properties.items()),
-        ])  # fmt: skip
+        config = _write(
+            ctx.workdir / f"{ctx.run_id}-flows.properties",
+            [
+                f"clusters = {alias}, {TARGET_ALIAS}",
+                f"{alias}.bootstrap.servers = {ctx.clusters.source}",
+                f"{TARGET_ALIAS}.bootstrap.servers = {ctx.clusters.target}",
+                f"{flow}.enabled = true",
+                f"{flow}.topics = {topic}",
+                f"{flow}.tasks.max = {self.tasks}",
+                f"{flow}.exactly.once = {'true' if self.exactly_once else 'false'}",
+                *(f"{flow}.{key} = {value}" for key, value in self.properties.items()),
+            ],
+        )
         argv = [sys.executable, "-m", "replication", "--log-level", "WARNING", "run", "--config", str(config)]
         child = Child(argv, ctx.workdir / f"{ctx.run_id}-{self.name}.log", cwd=REPO, env=python_env())
         remote = f"{alias}.{topic}"
@@ -173,9 +198,20 @@ class BareLoop(Replicator):
         remote = f"loop-{ctx.run_id}.{topic}"
         _fresh_target_topic(ctx, remote, partitions, topic_config)
         argv = [
-            sys.executable, "-m", "bench.bareloop", "--source", ctx.clusters.source, "--target", ctx.clusters.target,
-            "--topic", topic, "--remote", remote, "--partitions", str(partitions),
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "bench.bareloop",
+            "--source",
+            ctx.clusters.source,
+            "--target",
+            ctx.clusters.target,
+            "--topic",
+            topic,
+            "--remote",
+            remote,
+            "--partitions",
+            str(partitions),
+        ]
         child = Child(argv, ctx.workdir / f"{ctx.run_id}-loop.log", cwd=REPO, env=python_env())
         return _end_offsets_launch(child, ctx, remote, partitions)
 

@@ -49,13 +49,35 @@ def _cell(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
-THROUGHPUT_HEADERS = ["round", "replicator", "data", "records/s", "steady rec/s", "MB/s", "CPU s/M rec",
-                      "steady CPU s/M", "peak RSS MB", "broker CPU s", "machine busy %"]  # fmt: skip
+THROUGHPUT_HEADERS = [
+    "round",
+    "replicator",
+    "data",
+    "records/s",
+    "steady rec/s",
+    "MB/s",
+    "CPU s/M rec",
+    "steady CPU s/M",
+    "peak RSS MB",
+    "broker CPU s",
+    "machine busy %",
+]
 
 
 def throughput_row(r: ThroughputResult) -> list[Any]:
-    return [r.round, r.replicator, r.dataset, r.records_per_s, r.steady_records_per_s, r.mb_per_s, r.cpu_s_per_m,
-            r.steady_cpu_s_per_m, r.peak_rss_mb, r.broker_cpu_s, r.machine_busy_pct]  # fmt: skip
+    return [
+        r.round,
+        r.replicator,
+        r.dataset,
+        r.records_per_s,
+        r.steady_records_per_s,
+        r.mb_per_s,
+        r.cpu_s_per_m,
+        r.steady_cpu_s_per_m,
+        r.peak_rss_mb,
+        r.broker_cpu_s,
+        r.machine_busy_pct,
+    ]
 
 
 def _ratio(a: float, b: float) -> float:
@@ -81,27 +103,55 @@ def throughput_summary(results: Sequence[ThroughputResult]) -> list[dict[str, An
             if not runs:
                 continue
             both = [r for r in results if r.dataset == data]
-            summary.append({
-                "dataset": data, "replicator": rep, "runs": len(runs),
-                "records_per_s": statistics.median(r.records_per_s for r in runs),
-                "steady_records_per_s": statistics.median(r.steady_records_per_s for r in runs),
-                "mb_per_s": statistics.median(r.mb_per_s for r in runs),
-                "cpu_s_per_m": statistics.median(r.cpu_s_per_m for r in runs),
-                "rate_vs_mm": pair_ratios(both, rep, BASE, "records_per_s"),
-                "steady_rate_vs_mm": pair_ratios(both, rep, BASE, "steady_records_per_s"),
-                "cpu_vs_mm": pair_ratios(both, rep, BASE, "cpu_s_per_m"),
-            })  # fmt: skip
+            summary.append(
+                {
+                    "dataset": data,
+                    "replicator": rep,
+                    "runs": len(runs),
+                    "records_per_s": statistics.median(r.records_per_s for r in runs),
+                    "steady_records_per_s": statistics.median(r.steady_records_per_s for r in runs),
+                    "mb_per_s": statistics.median(r.mb_per_s for r in runs),
+                    "cpu_s_per_m": statistics.median(r.cpu_s_per_m for r in runs),
+                    "rate_vs_mm": pair_ratios(both, rep, BASE, "records_per_s"),
+                    "steady_rate_vs_mm": pair_ratios(both, rep, BASE, "steady_records_per_s"),
+                    "cpu_vs_mm": pair_ratios(both, rep, BASE, "cpu_s_per_m"),
+                }
+            )
     return summary
 
 
 def summary_table(summary: Sequence[dict[str, Any]]) -> str:
-    headers = ["data", "replicator", "runs", "records/s", "steady rec/s", "MB/s", "CPU s/M rec",
-               "rate / MM (pairs)", "steady / MM", "CPU / MM"]  # fmt: skip
-    return table(headers, (
-        [s["dataset"], s["replicator"], s["runs"], s["records_per_s"], s["steady_records_per_s"], s["mb_per_s"],
-         s["cpu_s_per_m"], _ratios(s["rate_vs_mm"]), _ratios(s["steady_rate_vs_mm"]), _ratios(s["cpu_vs_mm"])]
-        for s in summary
-    ), text_columns=2)  # fmt: skip
+    headers = [
+        "data",
+        "replicator",
+        "runs",
+        "records/s",
+        "steady rec/s",
+        "MB/s",
+        "CPU s/M rec",
+        "rate / MM (pairs)",
+        "steady / MM",
+        "CPU / MM",
+    ]
+    return table(
+        headers,
+        (
+            [
+                s["dataset"],
+                s["replicator"],
+                s["runs"],
+                s["records_per_s"],
+                s["steady_records_per_s"],
+                s["mb_per_s"],
+                s["cpu_s_per_m"],
+                _ratios(s["rate_vs_mm"]),
+                _ratios(s["steady_rate_vs_mm"]),
+                _ratios(s["cpu_vs_mm"]),
+            ]
+            for s in summary
+        ),
+        text_columns=2,
+    )
 
 
 def _ratios(values: Sequence[float]) -> str:
@@ -110,13 +160,37 @@ def _ratios(values: Sequence[float]) -> str:
     return f"{statistics.median(values):.2f}x ({', '.join(f'{v:.2f}' for v in values)})"
 
 
-LATENCY_HEADERS = ["round", "replicator", "rate/s", "measured", "lost", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms",
-                   "max ms", "CPU %", "CPU s/M rec"]  # fmt: skip
+LATENCY_HEADERS = [
+    "round",
+    "replicator",
+    "rate/s",
+    "measured",
+    "lost",
+    "p50 ms",
+    "p90 ms",
+    "p99 ms",
+    "p99.9 ms",
+    "max ms",
+    "CPU %",
+    "CPU s/M rec",
+]
 
 
 def latency_row(r: LatencyResult) -> list[Any]:
-    return [r.round, r.replicator, r.rate, r.measured, r.produced - r.received, r.p50_ms, r.p90_ms, r.p99_ms,
-            r.p999_ms, r.max_ms, r.cpu_pct, r.cpu_s_per_m]  # fmt: skip
+    return [
+        r.round,
+        r.replicator,
+        r.rate,
+        r.measured,
+        r.produced - r.received,
+        r.p50_ms,
+        r.p90_ms,
+        r.p99_ms,
+        r.p999_ms,
+        r.max_ms,
+        r.cpu_pct,
+        r.cpu_s_per_m,
+    ]
 
 
 def latency_ratios(results: Sequence[LatencyResult]) -> dict[str, dict[str, float]]:
@@ -128,8 +202,11 @@ def latency_ratios(results: Sequence[LatencyResult]) -> dict[str, dict[str, floa
     reps = dict.fromkeys(r.replicator for r in results)
     if BASE not in reps:
         return {}
-    return {rep: {f"{f}_vs_mm": _ratio(median_of(rep, f), median_of(BASE, f)) for f in ("p50_ms", "p99_ms")}
-            for rep in reps if rep != BASE}  # fmt: skip
+    return {
+        rep: {f"{f}_vs_mm": _ratio(median_of(rep, f), median_of(BASE, f)) for f in ("p50_ms", "p99_ms")}
+        for rep in reps
+        if rep != BASE
+    }
 
 
 def target_checks(

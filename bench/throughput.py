@@ -60,9 +60,13 @@ class _Timeline:
 
 
 def run_throughput(
-    replicator: Replicator, ctx: RunContext, dataset: Dataset, round_no: int, verify: bool = False,
+    replicator: Replicator,
+    ctx: RunContext,
+    dataset: Dataset,
+    round_no: int,
+    verify: bool = False,
     profile: Path | None = None,
-) -> ThroughputResult:  # fmt: skip
+) -> ThroughputResult:
     """One timed copy of dataset; with profile, py-spy samples the replicator throughout (and slows it a little)."""
     brokers_before = _brokers_cpu(ctx)
     busy_before = machine_busy()
@@ -85,8 +89,9 @@ def run_throughput(
     delete_topics(ctx.clusters.target, launch.target_topics, wait=False)
     broker_cpu = None if brokers_before is None or brokers_after is None else brokers_after - brokers_before
     busy = 100 * (busy_after[0] - busy_before[0]) / max(busy_after[1] - busy_before[1], 1e-9)
-    return _result(replicator.name, dataset, round_no, launch.child, timeline, usage.cpu_seconds,
-                   broker_cpu, busy, verified)  # fmt: skip
+    return _result(
+        replicator.name, dataset, round_no, launch.child, timeline, usage.cpu_seconds, broker_cpu, busy, verified
+    )
 
 
 def _wait_until_copied(launch: Launch, count: int, timeout: float) -> _Timeline:
@@ -113,21 +118,37 @@ def _brokers_cpu(ctx: RunContext) -> float | None:
 
 
 def _result(
-    name: str, dataset: Dataset, round_no: int, child: Child, timeline: _Timeline, cpu: float,
-    broker_cpu: float | None, busy: float, verified: int | None,
-) -> ThroughputResult:  # fmt: skip
+    name: str,
+    dataset: Dataset,
+    round_no: int,
+    child: Child,
+    timeline: _Timeline,
+    cpu: float,
+    broker_cpu: float | None,
+    busy: float,
+    verified: int | None,
+) -> ThroughputResult:
     assert timeline.first is not None and timeline.done is not None
     seconds = timeline.done - child.started
     steady = max(timeline.done - timeline.first, 1e-3)
     steady_records = dataset.count - timeline.first_count
     per_m = 1e6 / dataset.count
     return ThroughputResult(
-        replicator=name, dataset=dataset.label, size=dataset.size, records=dataset.count, round=round_no,
-        seconds=round(seconds, 3), steady_seconds=round(steady, 3),
-        records_per_s=round(dataset.count / seconds), steady_records_per_s=round(steady_records / steady),
+        replicator=name,
+        dataset=dataset.label,
+        size=dataset.size,
+        records=dataset.count,
+        round=round_no,
+        seconds=round(seconds, 3),
+        steady_seconds=round(steady, 3),
+        records_per_s=round(dataset.count / seconds),
+        steady_records_per_s=round(steady_records / steady),
         mb_per_s=round(dataset.payload_bytes / seconds / 1e6, 2),
-        cpu_s=round(cpu, 2), cpu_s_per_m=round(cpu * per_m, 2),
+        cpu_s=round(cpu, 2),
+        cpu_s_per_m=round(cpu * per_m, 2),
         steady_cpu_s_per_m=round((timeline.done_cpu - timeline.first_cpu) * 1e6 / max(steady_records, 1), 2),
-        peak_rss_mb=round(timeline.peak_rss_mb), broker_cpu_s=None if broker_cpu is None else round(broker_cpu, 2),
-        machine_busy_pct=round(busy, 1), verified=verified,
-    )  # fmt: skip
+        peak_rss_mb=round(timeline.peak_rss_mb),
+        broker_cpu_s=None if broker_cpu is None else round(broker_cpu, 2),
+        machine_busy_pct=round(busy, 1),
+        verified=verified,
+    )

@@ -101,8 +101,17 @@ class ReplicationTask:
             positions.ensure_topic(self.target_admin, self.positions_topic, self.topic_sync.replication_factor)
         self._stored = positions.load(position_reader_config(flow, self.task_id), self.positions_topic)
         self.consumer = self.clients.consumer(flow, self.task_id, error_cb=self.faults.source_error)
-        self.committer = PositionCommitter(flow, self.task_id, self.metrics, self.states, self.listeners,
-                                           self.producer, self.consumer, self.faults, self.positions_topic)  # fmt: skip
+        self.committer = PositionCommitter(
+            flow,
+            self.task_id,
+            self.metrics,
+            self.states,
+            self.listeners,
+            self.producer,
+            self.consumer,
+            self.faults,
+            self.positions_topic,
+        )
         self.producer.on_run_acked = self.committer.run_acked
         self.target_reader = Consumer(position_reader_config(flow, self.task_id))
         if flow.emit_offset_syncs_enabled:
@@ -240,8 +249,13 @@ class ReplicationTask:
             log.error(
                 "%s task %d: %s [%d] is empty at the target although offsets up to %d were replicated: "
                 "the remote topic was deleted or recreated; re-replicating from source offset %d",
-                self.flow.name, self.task_id, remote, partition, start.offset - 1, low,
-            )  # fmt: skip
+                self.flow.name,
+                self.task_id,
+                remote,
+                partition,
+                start.offset - 1,
+                low,
+            )
             self.faults.report(f"remote topic {remote} was recreated; re-replicating from source offset {low}")
             start = StartPosition(low)
         state = PartitionState(topic, partition, remote, acked_next=start.offset, stored_next=start.offset, hw=high)

@@ -66,9 +66,7 @@ class FactsWriter:
     once, the run is real only if its transaction commits: facts wait for `committed()` and `aborted()` drops them.
     """
 
-    def __init__(
-        self, task: ReplicationTask, sink: LakeSink, clock: Callable[[], float] = time.time
-    ) -> None:  # fmt: skip
+    def __init__(self, task: ReplicationTask, sink: LakeSink, clock: Callable[[], float] = time.time) -> None:
         flow = task.flow
         self.source, self.target, self.task_id = flow.source.alias, flow.target.alias, task.task_id
         self.policy = flow.policy()
@@ -101,10 +99,24 @@ class FactsWriter:
         fetched_from = run.first_offset if run.fetched_from < 0 else min(run.fetched_from, run.first_offset)
         first_ts = run.last_timestamp if run.first_timestamp < 0 else run.first_timestamp
         return (
-            self.source, self.target, self.task_id, state.topic, state.partition, state.remote_topic, path,
-            fetched_from, run.first_offset, run.last_offset, downstream, run.count, run.nbytes,
-            first_ts, run.last_timestamp, int(run.consumed_ms), acked_ms,
-        )  # fmt: skip
+            self.source,
+            self.target,
+            self.task_id,
+            state.topic,
+            state.partition,
+            state.remote_topic,
+            path,
+            fetched_from,
+            run.first_offset,
+            run.last_offset,
+            downstream,
+            run.count,
+            run.nbytes,
+            first_ts,
+            run.last_timestamp,
+            int(run.consumed_ms),
+            acked_ms,
+        )
 
     def close(self) -> None:
         """Write what is buffered; call after the task's close() (which commits the last transaction)."""
@@ -116,9 +128,12 @@ def facts_sink(lake: str, flow_name: str, **options: Any) -> LakeSink:
 
 
 def attach_facts_writer(
-    task: ReplicationTask, lake: str, interval: float = 5.0, max_rows: int = 100_000,
+    task: ReplicationTask,
+    lake: str,
+    interval: float = 5.0,
+    max_rows: int = 100_000,
     retention_hours: float | None = None,
-) -> FactsWriter:  # fmt: skip
+) -> FactsWriter:
     """Record the task's acknowledged runs in the facts lake at `lake`; close() the writer after the task.
 
     Also registers the flow in the lake, so the topology job knows it is configured.

@@ -56,9 +56,14 @@ class HeartbeatCollector:
     """
 
     def __init__(
-        self, clusters: Mapping[str, Mapping[str, str]], lake: str, separator: str = ".", group_id: str = GROUP_ID,
-        sources: Collection[str] | None = None, clock: Callable[[], float] = time.time,
-    ) -> None:  # fmt: skip
+        self,
+        clusters: Mapping[str, Mapping[str, str]],
+        lake: str,
+        separator: str = ".",
+        group_id: str = GROUP_ID,
+        sources: Collection[str] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.clusters = clusters
         self.sources = None if sources is None else frozenset(sources)
         self.lake = lake
@@ -92,9 +97,13 @@ class HeartbeatCollector:
     def _consumer(self, alias: str) -> Consumer:
         if alias not in self._consumers:
             config: dict[str, Any] = {
-                **self.clusters[alias], "group.id": self.group_id, "enable.auto.commit": False,
-                "enable.partition.eof": True, "auto.offset.reset": "earliest", "fetch.queue.backoff.ms": 10,
-            }  # fmt: skip
+                **self.clusters[alias],
+                "group.id": self.group_id,
+                "enable.auto.commit": False,
+                "enable.partition.eof": True,
+                "auto.offset.reset": "earliest",
+                "fetch.queue.backoff.ms": 10,
+            }
             self._consumers[alias] = Consumer(config)
             self._assigned[alias] = set()
         return self._consumers[alias]
@@ -150,8 +159,19 @@ class HeartbeatCollector:
         kind, ts = msg.timestamp()
         arrival, arrival_kind = (ts, "log_append") if kind == TIMESTAMP_LOG_APPEND_TIME else (self._now(), "consumed")
         path = arrival_path(self.policy, alias, topic, heartbeat)
-        return [(topic, msg.partition(), msg.offset(), heartbeat.source_cluster_alias,
-                 heartbeat.target_cluster_alias, path, heartbeat.timestamp, arrival, arrival_kind)]  # fmt: skip
+        return [
+            (
+                topic,
+                msg.partition(),
+                msg.offset(),
+                heartbeat.source_cluster_alias,
+                heartbeat.target_cluster_alias,
+                path,
+                heartbeat.timestamp,
+                arrival,
+                arrival_kind,
+            )
+        ]
 
     def _now(self) -> int:
         return int(self.clock() * 1000)

@@ -127,10 +127,17 @@ class LakeSink:
     """
 
     def __init__(
-        self, lake: str, table: str, schema: pa.Schema, time_column: str, partition: tuple[str, str],
-        interval: float = 5.0, max_rows: int = 100_000, retention_hours: float | None = None,
+        self,
+        lake: str,
+        table: str,
+        schema: pa.Schema,
+        time_column: str,
+        partition: tuple[str, str],
+        interval: float = 5.0,
+        max_rows: int = 100_000,
+        retention_hours: float | None = None,
         clock: Callable[[], float] = time.time,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.lake, self.table, self.schema = lake, table, schema
         self.time_column, self.partition = time_column, partition
         self.interval, self.max_rows, self.max_buffered = interval, max_rows, 20 * max_rows

@@ -129,9 +129,13 @@ def _reporting(errors: list[ConfigError] | None) -> Iterator[None]:
 
 
 def _read(
-    key: str, value: str, aliases: dict[str, None], everywhere: _Scope, clusters: dict[str, _Scope],
+    key: str,
+    value: str,
+    aliases: dict[str, None],
+    everywhere: _Scope,
+    clusters: dict[str, _Scope],
     flows: dict[tuple[str, str], _Scope],
-) -> None:  # fmt: skip
+) -> None:
     if key == "clusters":
         return
     if "->" in key:

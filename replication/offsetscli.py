@@ -38,10 +38,17 @@ def find_flow(flows: Sequence[FlowConfig], source: str, target: str) -> FlowConf
 
 def format_table(rows: Sequence[Translation]) -> str:
     cells = [HEADERS] + [
-        (r.topic, str(r.partition), str(r.upstream_offset), r.remote_topic, str(r.downstream_offset), r.method,
-         str(r.lag))
+        (
+            r.topic,
+            str(r.partition),
+            str(r.upstream_offset),
+            r.remote_topic,
+            str(r.downstream_offset),
+            r.method,
+            str(r.lag),
+        )
         for r in rows
-    ]  # fmt: skip
+    ]
     widths = [max(len(row[i]) for row in cells) for i in range(len(HEADERS))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in cells]
     notes = [f"{r.topic}-{r.partition}: {r.window}" for r in rows if r.approximate]

@@ -256,8 +256,10 @@ class OffsetSyncEmitter:
     def _restart_epoch(self) -> None:
         log.warning(
             "%s: offset syncs %s; positions replicated until the next copy of each partition cannot be translated "
-            "exactly (readers refuse them, never guess)", self.flow.name, self._failed,
-        )  # fmt: skip
+            "exactly (readers refuse them, never guess)",
+            self.flow.name,
+            self._failed,
+        )
         if self._fatal:
             self._producer, self._fatal = None, False  # the next write starts a new producer
         self.partitions.clear()

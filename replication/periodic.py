@@ -111,9 +111,11 @@ class SideEmitters:
         self._outer = stopping
         self._stop = threading.Event()
         self._thread = threading.Thread(
-            target=run_periodically, args=(self.emitters, self, time.monotonic, flow.name), daemon=True,
+            target=run_periodically,
+            args=(self.emitters, self, time.monotonic, flow.name),
+            daemon=True,
             name=f"{flow.name}-side-emitters",
-        )  # fmt: skip
+        )
 
     def is_set(self) -> bool:
         return self._stop.is_set() or self._outer.is_set()

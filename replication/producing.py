@@ -96,18 +96,41 @@ class BatchProducer:
             self._end_run(msgs, start, prev, state, first, count, nbytes, consumed_ms)
 
     def _end_run(
-        self, msgs: list[Record], start: int, last: Record, state: PartitionState,
-        first: int, count: int, nbytes: int, consumed_ms: float,
-    ) -> None:  # fmt: skip
+        self,
+        msgs: list[Record],
+        start: int,
+        last: Record,
+        state: PartitionState,
+        first: int,
+        count: int,
+        nbytes: int,
+        consumed_ms: float,
+    ) -> None:
         last_offset = last.offset()
         count += 1
         upstream = None
         if last_offset - first + 1 != count:  # gaps (compaction, transaction markers): keep exact offsets
-            upstream = [m.offset() for m in msgs[start:] if m.partition() == state.partition
-                        and m.error() is None and m.topic() == state.topic and m.offset() <= last_offset]  # fmt: skip
+            upstream = [
+                m.offset()
+                for m in msgs[start:]
+                if m.partition() == state.partition
+                and m.error() is None
+                and m.topic() == state.topic
+                and m.offset() <= last_offset
+            ]
         ts = last.timestamp()[1]
-        run = Run(state, first, last_offset, count, nbytes + len(last), ts, consumed_ms, upstream,
-                  msgs[start].timestamp()[1], _fetched_from(state, last_offset))  # fmt: skip
+        run = Run(
+            state,
+            first,
+            last_offset,
+            count,
+            nbytes + len(last),
+            ts,
+            consumed_ms,
+            upstream,
+            msgs[start].timestamp()[1],
+            _fetched_from(state, last_offset),
+        )
         state.inflight += 1
         self.outstanding += 1
         self._produce_when_room(state, last, functools.partial(self._acked, run))
@@ -165,13 +188,25 @@ class BatchProducer:
         self._produce_record(state, msg, msg.key(), msg.value(), msg.headers(), callback)
 
     def _produce_record(
-        self, state: PartitionState, msg: Record, key: bytes | None, value: bytes | None, headers: Headers,
+        self,
+        state: PartitionState,
+        msg: Record,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Headers,
         callback: Callback | None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         while True:
             try:
-                self.producer.produce(state.remote_topic, value, key, state.partition,
-                                      on_delivery=callback, timestamp=msg.timestamp()[1], headers=headers)  # fmt: skip
+                self.producer.produce(
+                    state.remote_topic,
+                    value,
+                    key,
+                    state.partition,
+                    on_delivery=callback,
+                    timestamp=msg.timestamp()[1],
+                    headers=headers,
+                )
                 return
             except BufferError:  # the local queue is full: serve delivery reports until there is room
                 self.producer.poll(0.05)
@@ -192,9 +227,14 @@ class BatchProducer:
         run.state.run_acked(run.next_offset, downstream)
         now_ms = time.time() * 1000
         self.metrics.record_batch(
-            self.flow.name, run.state.topic, run.state.partition, run.count, run.nbytes,
-            now_ms - run.last_timestamp, run.consumed_ms - run.last_timestamp,
-        )  # fmt: skip
+            self.flow.name,
+            run.state.topic,
+            run.state.partition,
+            run.count,
+            run.nbytes,
+            now_ms - run.last_timestamp,
+            run.consumed_ms - run.last_timestamp,
+        )
         self.on_run_acked(run, downstream)
 
     def error_cb(self, err: KafkaError) -> None:

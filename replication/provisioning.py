@@ -99,19 +99,23 @@ def provision_flow(
     for role, admin in admins.items():
         wanted = [t for t in internal if t.cluster == role]
         if wanted:
-            new = [NewTopic(t.name, 1, effective_replication_factor(admin, t.replication_factor), config=t.config)
-                   for t in wanted]  # fmt: skip
+            new = [
+                NewTopic(t.name, 1, effective_replication_factor(admin, t.replication_factor), config=t.config)
+                for t in wanted
+            ]
             create_missing(admin, new, deadline, clock)
     sync = TopicSync(flow, admins["source"], admins["target"])
     sources = sync.source_topics()
     sync.ensure_remote_topics(sources)
     remote = {sync.remote_topic(t): n for t, n in sources.items()}
-    wait_for_metadata(admins["target"], {**{t.name: 1 for t in internal if t.cluster == "target"}, **remote},
-                      deadline, clock)  # fmt: skip
+    wait_for_metadata(
+        admins["target"], {**{t.name: 1 for t in internal if t.cluster == "target"}, **remote}, deadline, clock
+    )
     wait_for_metadata(admins["source"], {t.name: 1 for t in internal if t.cluster == "source"}, deadline, clock)
     seconds = clock() - started
-    log.info("%s: provisioned %d internal and %d remote topics in %.1fs", flow.name, len(internal), len(remote),
-             seconds)  # fmt: skip
+    log.info(
+        "%s: provisioned %d internal and %d remote topics in %.1fs", flow.name, len(internal), len(remote), seconds
+    )
     return Provisioned(tuple(internal), tuple(sorted(remote)), seconds)
 
 

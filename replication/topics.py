@@ -56,8 +56,9 @@ class TopicSync:
         too_long = [t for t in topics if len(self.remote_topic(t)) > MAX_TOPIC_NAME]
         for topic in too_long:
             # A remote name over Kafka's limit cannot exist; skipping it must not stop the flow's other topics.
-            log.error("%s: not replicating %s: its remote name exceeds %d characters", self.flow.name, topic,
-                      MAX_TOPIC_NAME)  # fmt: skip
+            log.error(
+                "%s: not replicating %s: its remote name exceeds %d characters", self.flow.name, topic, MAX_TOPIC_NAME
+            )
             del topics[topic]
         return topics
 

@@ -40,14 +40,20 @@ def unregistered_servers(bootstrap_servers: str) -> list[str]:
     Operators check unsaved settings only against brokers an admin registered: otherwise the check's exact
     errors ("Connection refused" against a timeout) would let them map which ports are open on any host.
     """
-    registered = {_server(entry) for bootstrap in Cluster.objects.values_list("bootstrap_servers", flat=True)
-                  for entry in bootstrap.split(",") if entry.strip()}  # fmt: skip
+    registered = {
+        _server(entry)
+        for bootstrap in Cluster.objects.values_list("bootstrap_servers", flat=True)
+        for entry in bootstrap.split(",")
+        if entry.strip()
+    }
     return [entry.strip() for entry in bootstrap_servers.split(",") if _server(entry) not in registered]
 
 
 def unregistered_message(servers: list[str]) -> str:
-    return (f"{', '.join(servers)}: not a broker of a registered cluster; an operator may check only those "
-            "(an admin may check any address)")  # fmt: skip
+    return (
+        f"{', '.join(servers)}: not a broker of a registered cluster; an operator may check only those "
+        "(an admin may check any address)"
+    )
 
 
 def _server(entry: str) -> str:

@@ -48,5 +48,14 @@ class Check(models.TextChoices):
     FAIL = "fail", "Fail"
 
 
-STEP_ORDER = [Step.PLAN, Step.PREFLIGHT, Step.DRAIN, Step.FENCE, Step.CHECKPOINT, Step.APPLY, Step.VERIFY,
-              Step.FAILBACK, Step.DONE]  # fmt: skip
+STEP_ORDER = [
+    Step.PLAN,
+    Step.PREFLIGHT,
+    Step.DRAIN,
+    Step.FENCE,
+    Step.CHECKPOINT,
+    Step.APPLY,
+    Step.VERIFY,
+    Step.FAILBACK,
+    Step.DONE,
+]

@@ -108,8 +108,9 @@ class _Plan:
     def _cluster(self, config: ClusterConfig, existing: Cluster | None) -> Cluster | None:
         unsupported = sorted(key for key in config.client if key not in CLUSTER_FIELD_OF)
         supported = ", ".join(sorted(CLUSTER_FIELD_OF))
-        problems = [(f"{config.alias}.{key}", f"not a cluster setting Mirrorplane stores ({supported})")
-                    for key in unsupported]  # fmt: skip
+        problems = [
+            (f"{config.alias}.{key}", f"not a cluster setting Mirrorplane stores ({supported})") for key in unsupported
+        ]
         data: dict[str, Any] = {"alias": config.alias}
         data.update({CLUSTER_FIELD_OF[key]: value for key, value in config.client.items() if key in CLUSTER_FIELD_OF})
         if "security_protocol" in data:
@@ -154,8 +155,9 @@ class _Plan:
         except ValidationError as exc:
             self.problems += messages(_as_dict(exc.detail), lambda name: f"{config.name}.{property_of(name)}")
             return
-        edge = loops.Edge(config.source.alias, config.target.alias, flow.replication_policy_class,
-                          flow.replication_policy_separator)  # fmt: skip
+        edge = loops.Edge(
+            config.source.alias, config.target.alias, flow.replication_policy_class, flow.replication_policy_separator
+        )
         if (edge.source, edge.target) in pairs:
             self.problems.append((config.name, f"a flow {config.name} already exists"))
             return
@@ -234,8 +236,10 @@ class _Lines:
                 self._first[key[:end]] = min(number, self._first.get(key[:end], number))
 
     def located(self, problems: list[tuple[str, str]]) -> list[str]:
-        numbered = sorted(((self._line(name), name, reason) for name, reason in problems),
-                          key=lambda item: (item[0] is None, item[0] or 0))  # fmt: skip
+        numbered = sorted(
+            ((self._line(name), name, reason) for name, reason in problems),
+            key=lambda item: (item[0] is None, item[0] or 0),
+        )
         return [f"{'' if n is None else f'line {n}: '}{name}: {reason}" for n, name, reason in numbered]
 
     def _line(self, name: str) -> int | None:

@@ -84,10 +84,12 @@ def start(kind: str, key: str, inputs: dict[str, Any], user: User) -> Job:
         try:
             with transaction.atomic():
                 return Job.objects.create(
-                    kind=kind, active_key=key, inputs=inputs,
+                    kind=kind,
+                    active_key=key,
+                    inputs=inputs,
                     created_by=user if isinstance(user, AbstractBaseUser) else None,
                     expires_at=timezone.now() + timedelta(seconds=QUEUED_SECONDS),
-                )  # fmt: skip
+                )
         except IntegrityError:
             holder = Job.objects.filter(active_key=key).first()
             if holder is not None and not expire(holder):
@@ -147,7 +149,12 @@ def execute(job_id: str) -> str:
 
 def _end(pk: Any, was: str, state: str, *, error: str = "", result: dict[str, Any] | None = None) -> bool:
     ended = Job.objects.filter(pk=pk, state=was).update(
-        state=state, error=error[:MAX_ERROR], result=result, inputs={}, active_key=None,
-        finished_at=timezone.now(), expires_at=None,
-    )  # fmt: skip
+        state=state,
+        error=error[:MAX_ERROR],
+        result=result,
+        inputs={},
+        active_key=None,
+        finished_at=timezone.now(),
+        expires_at=None,
+    )
     return ended == 1

@@ -43,8 +43,15 @@ def run(report_id: int) -> Report:
         return report
     started = time.monotonic()
     try:
-        summary = run_job(report.job, lake_uri(), report.output, report.since, report.until,
-                          getattr(settings, "MIRRORPLANE_SPARK_MASTER", None) or None, **report.parameters)  # fmt: skip
+        summary = run_job(
+            report.job,
+            lake_uri(),
+            report.output,
+            report.since,
+            report.until,
+            getattr(settings, "MIRRORPLANE_SPARK_MASTER", None) or None,
+            **report.parameters,
+        )
         report.summary = dict(summary)
         report.status = ReportStatus.NO_DATA if summary.get("no_data") else ReportStatus.SUCCEEDED
     except Exception as exc:  # the job's own errors and Spark's: kept on the report

@@ -19,8 +19,12 @@ def preview_inputs(values: dict[str, Any]) -> dict[str, Any]:
     """Validated preview values as JSON: clusters by alias, the edited flow by id."""
     flow: Flow | None = values.get("flow")
     plain = {name: value for name, value in values.items() if name not in ("source", "target", "flow")}
-    return {**plain, "source": values["source"].alias, "target": values["target"].alias,
-            "flow": flow.pk if flow is not None else None}  # fmt: skip
+    return {
+        **plain,
+        "source": values["source"].alias,
+        "target": values["target"].alias,
+        "flow": flow.pk if flow is not None else None,
+    }
 
 
 def run_preview(job: Job) -> dict[str, Any]:

@@ -64,9 +64,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     from replication.analytics.jobs import run_job
 
     flows = [f.strip() for f in args.flows.split(",") if f.strip()] if args.flows else None
-    options = {"flows": flows, "window_minutes": args.window_minutes, "late_after_ms": args.late_after_ms,
-               "dead_after": args.dead_after, "lookback_minutes": args.lookback_minutes,
-               "collection_lag_s": args.collection_lag_s}  # fmt: skip
+    options = {
+        "flows": flows,
+        "window_minutes": args.window_minutes,
+        "late_after_ms": args.late_after_ms,
+        "dead_after": args.dead_after,
+        "lookback_minutes": args.lookback_minutes,
+        "collection_lag_s": args.collection_lag_s,
+    }
     try:
         summary = run_job(args.job, args.lake, args.out, args.since, args.until, args.master, **options)
     except ValueError as exc:

@@ -81,12 +81,16 @@ def windows(facts: DataFrame, window_minutes: int, late_after_ms: int, since_ms:
         F.timestamp_millis("window_ms").alias("window_start"),
         F.timestamp_millis(F.col("window_ms") + size_ms).alias("window_end"),
         source.alias("source_records"),
-        "target_records", "missing", "duplicates", "late",
+        "target_records",
+        "missing",
+        "duplicates",
+        "late",
         # null, never 100 %, for a window without source records (facts of count 0 only)
         F.when(source > 0, F.round((source - F.col("missing")) * 100.0 / source, 3)).alias("completeness_pct"),
         (F.col("missing") > 0).alias("loss"),
-        "missing_offsets", "duplicate_offsets",
-    )  # fmt: skip
+        "missing_offsets",
+        "duplicate_offsets",
+    )
 
 
 def totals(audited: DataFrame) -> DataFrame:

@@ -59,9 +59,16 @@ class Job:
 
 
 def run_job(
-    job: str, lake: str, out: str, since: datetime | None = None, until: datetime | None = None,
-    master: str | None = None, *, spark: SparkSession | None = None, **options: Any,
-) -> Summary:  # fmt: skip
+    job: str,
+    lake: str,
+    out: str,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    master: str | None = None,
+    *,
+    spark: SparkSession | None = None,
+    **options: Any,
+) -> Summary:
     """Run one job (`latency`, `topology`, `audit`) on the lake's facts in [since, until) and return its summary.
 
     The summary is also written to `<out>/summary.json`, the detail as Parquet under `<out>/<name>`. Raises on
@@ -102,8 +109,11 @@ def _header(job: str, lake: str, out: str, since: datetime | None, until: dateti
 
 
 # What each job needs to have read for its figures to mean anything.
-_DATA_OF = {"latency": ("facts", "facts"), "topology": ("heartbeat_arrivals", "heartbeat arrivals"),
-            "audit": ("source_records", "facts")}  # fmt: skip
+_DATA_OF = {
+    "latency": ("facts", "facts"),
+    "topology": ("heartbeat_arrivals", "heartbeat arrivals"),
+    "audit": ("source_records", "facts"),
+}
 
 
 def _no_data(job: str, summary: Summary) -> Summary:

@@ -34,19 +34,41 @@ def _schema(*fields: tuple[str, Any]) -> StructType:
 # Mirrors replication.facts.FACTS_SCHEMA and replication.facts_heartbeats.HEARTBEATS_SCHEMA, plus the
 # directory partitions (date, hour and flow or cluster).
 FACTS = _schema(
-    ("source", StringType()), ("target", StringType()), ("task", IntegerType()), ("topic", StringType()),
-    ("partition", IntegerType()), ("remote_topic", StringType()), ("path", StringType()),
-    ("fetched_from", LongType()), ("first_offset", LongType()), ("last_offset", LongType()),
-    ("downstream_offset", LongType()), ("count", IntegerType()), ("bytes", LongType()),
-    ("first_timestamp", LongType()), ("timestamp", LongType()), ("consumed_ms", LongType()), ("acked_ms", LongType()),
-    ("date", StringType()), ("hour", StringType()), ("flow", StringType()),
-)  # fmt: skip
+    ("source", StringType()),
+    ("target", StringType()),
+    ("task", IntegerType()),
+    ("topic", StringType()),
+    ("partition", IntegerType()),
+    ("remote_topic", StringType()),
+    ("path", StringType()),
+    ("fetched_from", LongType()),
+    ("first_offset", LongType()),
+    ("last_offset", LongType()),
+    ("downstream_offset", LongType()),
+    ("count", IntegerType()),
+    ("bytes", LongType()),
+    ("first_timestamp", LongType()),
+    ("timestamp", LongType()),
+    ("consumed_ms", LongType()),
+    ("acked_ms", LongType()),
+    ("date", StringType()),
+    ("hour", StringType()),
+    ("flow", StringType()),
+)
 HEARTBEATS = _schema(
-    ("topic", StringType()), ("partition", IntegerType()), ("offset", LongType()), ("source", StringType()),
-    ("target", StringType()), ("path", ArrayType(StringType())), ("timestamp", LongType()),
-    ("arrival_ms", LongType()), ("arrival_kind", StringType()),
-    ("date", StringType()), ("hour", StringType()), ("cluster", StringType()),
-)  # fmt: skip
+    ("topic", StringType()),
+    ("partition", IntegerType()),
+    ("offset", LongType()),
+    ("source", StringType()),
+    ("target", StringType()),
+    ("path", ArrayType(StringType())),
+    ("timestamp", LongType()),
+    ("arrival_ms", LongType()),
+    ("arrival_kind", StringType()),
+    ("date", StringType()),
+    ("hour", StringType()),
+    ("cluster", StringType()),
+)
 FLOWS = _schema(
     ("flow", StringType()), ("source", StringType()), ("target", StringType()), ("heartbeat_interval_s", DoubleType())
 )
@@ -69,9 +91,14 @@ def _exists(spark: SparkSession, uri: str) -> bool:
 
 
 def read_table(
-    spark: SparkSession, lake: str, table: str, schema: StructType, column: str,
-    since: datetime | None, until: datetime | None,
-) -> DataFrame:  # fmt: skip
+    spark: SparkSession,
+    lake: str,
+    table: str,
+    schema: StructType,
+    column: str,
+    since: datetime | None,
+    until: datetime | None,
+) -> DataFrame:
     """Rows of a lake table whose `column` (epoch ms) lies in [since, until); an empty frame if there is none.
 
     Directories are pruned by date with a day of slack either side: they are partitioned by write time, which

@@ -31,11 +31,14 @@ TOTALS = ["records", "bytes"]
 def with_latencies(facts: DataFrame) -> DataFrame:
     """Facts with replication_latency_ms, record_age_ms and the minute of the ack."""
     return facts.select(
-        *PARTITION_KEYS, "path", "count", "bytes",
+        *PARTITION_KEYS,
+        "path",
+        "count",
+        "bytes",
         (F.col("acked_ms") - F.col("timestamp")).alias("replication_latency_ms"),
         (F.col("consumed_ms") - F.col("timestamp")).alias("record_age_ms"),
         F.timestamp_millis(F.col("acked_ms") - F.col("acked_ms") % 60_000).alias("minute"),
-    )  # fmt: skip
+    )
 
 
 def minute_sketches(latencies: DataFrame) -> DataFrame:
@@ -47,8 +50,10 @@ def minute_sketches(latencies: DataFrame) -> DataFrame:
     sketches = [F.kll_sketch_agg_bigint(m, SKETCH_K).alias(f"{m}_sketch") for m in METRICS]
     return latencies.groupBy(*PARTITION_KEYS, "minute").agg(
         F.any_value("path").alias("path"),  # a function of flow and topic
-        F.sum("count").alias("records"), F.sum("bytes").alias("bytes"), *sketches,
-    )  # fmt: skip
+        F.sum("count").alias("records"),
+        F.sum("bytes").alias("bytes"),
+        *sketches,
+    )
 
 
 def _quantiles(frame: DataFrame, keys: list[str], metrics: tuple[str, ...], extra: list[str]) -> DataFrame:
@@ -93,8 +98,11 @@ def _by_path(frame: DataFrame, kind: str) -> DataFrame:
         (F.size("path") - 1).alias("hops"),
         F.array_join("path", "->").alias("path"),
         F.col("facts").alias("samples"),
-        "latency_ms_p50", "latency_ms_p95", "latency_ms_p99", "latency_ms_max",
-    )  # fmt: skip
+        "latency_ms_p50",
+        "latency_ms_p95",
+        "latency_ms_p99",
+        "latency_ms_max",
+    )
 
 
 def end_to_end_from_records(partition_sketches: DataFrame) -> DataFrame:

@@ -72,13 +72,18 @@ def links(observed: DataFrame, flows: DataFrame, until_ms: int, dead_after: floa
     is_configured, is_observed = F.coalesce("configured", F.lit(False)), F.coalesce("observed", F.lit(False))
     stale = F.lit(until_ms) - F.col("last_heartbeat_ms") > interval * 1000 * dead_after
     return joined.select(
-        F.concat_ws("->", "source", "target").alias("flow"), "source", "target",
-        is_configured.alias("configured"), is_observed.alias("observed"),
-        F.coalesce("heartbeats", F.lit(0)).alias("heartbeats"), "last_heartbeat_ms", interval.alias("interval_s"),
+        F.concat_ws("->", "source", "target").alias("flow"),
+        "source",
+        "target",
+        is_configured.alias("configured"),
+        is_observed.alias("observed"),
+        F.coalesce("heartbeats", F.lit(0)).alias("heartbeats"),
+        "last_heartbeat_ms",
+        interval.alias("interval_s"),
         (is_observed & F.coalesce(stale, F.lit(False))).alias("dead"),
         (is_configured & ~is_observed).alias("silent"),
         (is_observed & ~is_configured).alias("unconfigured"),
-    )  # fmt: skip
+    )
 
 
 def nodes(links_frame: DataFrame, arrivals: DataFrame) -> DataFrame:

@@ -124,12 +124,17 @@ class LocalCluster:
     def _spawn(self, main_class: str, config: str, heap: str, log_name: str) -> int:
         data = self.spec.data_dir
         cmd = [
-            self.java, f"-Xmx{heap}", f"-Xms{heap}", *JVM_OPTS,
+            self.java,
+            f"-Xmx{heap}",
+            f"-Xms{heap}",
+            *JVM_OPTS,
             f"-Dkafka.logs.dir={data / 'logs'}",
             f"-Dlog4j.configuration=file:{self.kafka_home / 'config' / 'log4j.properties'}",
-            "-cp", str(self.kafka_home / "libs" / "*"),
-            main_class, str(data / config),
-        ]  # fmt: skip
+            "-cp",
+            str(self.kafka_home / "libs" / "*"),
+            main_class,
+            str(data / config),
+        ]
         with open(data / "logs" / log_name, "ab") as out:
             proc = subprocess.Popen(
                 cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True

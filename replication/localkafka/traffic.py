@@ -144,9 +144,15 @@ class Generator:
     def publish(self) -> None:
         if self.control is not None:
             self.control.publish(
-                {"pid": os.getpid(), "rate": self.rate, "topics": self.topics, "paused": self.paused,
-                 "produced": self.seq * len(self.topics), "at": time.time()}
-            )  # fmt: skip
+                {
+                    "pid": os.getpid(),
+                    "rate": self.rate,
+                    "topics": self.topics,
+                    "paused": self.paused,
+                    "produced": self.seq * len(self.topics),
+                    "at": time.time(),
+                }
+            )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,19 +13,46 @@ T0 = 1_800_000_000_000  # 2027-01-15T08:00:00Z, on a whole hour
 
 
 def fact(
-    flow: str, topic: str, partition: int, first: int, last: int | None = None, *, ts: int, acked: int,
-    consumed: int | None = None, count: int | None = None, fetched_from: int | None = None,
-    downstream: int | None = None, path: Sequence[str] | None = None, nbytes: int = 100,
-) -> Row:  # fmt: skip
+    flow: str,
+    topic: str,
+    partition: int,
+    first: int,
+    last: int | None = None,
+    *,
+    ts: int,
+    acked: int,
+    consumed: int | None = None,
+    count: int | None = None,
+    fetched_from: int | None = None,
+    downstream: int | None = None,
+    path: Sequence[str] | None = None,
+    nbytes: int = 100,
+) -> Row:
     """A fact of flow `a->b`; by default one record (first == last), read right where the last one ended."""
     source, target = flow.split("->")
     last = first if last is None else last
     count = last - first + 1 if count is None else count
     hops = "->".join(path) if path else f"{source}->{target}"
     remote = f"{source}.{topic}"
-    return (source, target, 0, topic, partition, remote, hops, first if fetched_from is None else fetched_from,
-            first, last, last if downstream is None else downstream, count, nbytes, ts, ts,
-            ts if consumed is None else consumed, acked)  # fmt: skip
+    return (
+        source,
+        target,
+        0,
+        topic,
+        partition,
+        remote,
+        hops,
+        first if fetched_from is None else fetched_from,
+        first,
+        last,
+        last if downstream is None else downstream,
+        count,
+        nbytes,
+        ts,
+        ts,
+        ts if consumed is None else consumed,
+        acked,
+    )
 
 
 def arrival(cluster: str, path: Sequence[str], ts: int, arrival_ms: int, offset: int = 0) -> tuple[str, Row]:

@@ -42,14 +42,46 @@ def _window(partition: int, minute: int, **figures: object) -> dict[str, object]
 
 
 EXPECTED = [
-    _window(0, 0, source_records=100, target_records=96, missing=7, duplicates=3, late=10, completeness_pct=93.0,
-            loss=True, missing_offsets=[{"first": 50, "last": 56}],
-            duplicate_offsets=[{"first": 80, "last": 80}, {"first": 81, "last": 81}, {"first": 82, "last": 82}]),
-    _window(0, 1, source_records=98, target_records=98, missing=0, duplicates=0, late=0, completeness_pct=100.0,
-            loss=False, missing_offsets=[], duplicate_offsets=[]),
-    _window(1, 0, source_records=130, target_records=170, missing=0, duplicates=40, late=0, completeness_pct=100.0,
-            loss=False, missing_offsets=[], duplicate_offsets=[{"first": 60, "last": 99}]),
-]  # fmt: skip
+    _window(
+        0,
+        0,
+        source_records=100,
+        target_records=96,
+        missing=7,
+        duplicates=3,
+        late=10,
+        completeness_pct=93.0,
+        loss=True,
+        missing_offsets=[{"first": 50, "last": 56}],
+        duplicate_offsets=[{"first": 80, "last": 80}, {"first": 81, "last": 81}, {"first": 82, "last": 82}],
+    ),
+    _window(
+        0,
+        1,
+        source_records=98,
+        target_records=98,
+        missing=0,
+        duplicates=0,
+        late=0,
+        completeness_pct=100.0,
+        loss=False,
+        missing_offsets=[],
+        duplicate_offsets=[],
+    ),
+    _window(
+        1,
+        0,
+        source_records=130,
+        target_records=170,
+        missing=0,
+        duplicates=40,
+        late=0,
+        completeness_pct=100.0,
+        loss=False,
+        missing_offsets=[],
+        duplicate_offsets=[{"first": 60, "last": 99}],
+    ),
+]
 
 
 @pytest.fixture(scope="module")
@@ -69,12 +101,29 @@ def test_windows_count_source_target_missing_duplicates_and_late(
 
 def test_the_summary_flags_the_lossy_window_with_its_offsets(audited: tuple[str, dict]) -> None:
     summary = audited[1]
-    assert summary["loss"] == [{"flow": "a->b", "topic": "t", "partition": 0, "window_start": "2027-01-15T08:00:00Z",
-                                "missing": 7, "missing_offsets": [{"first": 50, "last": 56}]}]  # fmt: skip
-    totals = {k: summary[k] for k in ("windows", "windows_with_loss", "source_records", "target_records", "missing",
-                                      "duplicates", "late")}  # fmt: skip
-    assert totals == {"windows": 3, "windows_with_loss": 1, "source_records": 328, "target_records": 364,
-                      "missing": 7, "duplicates": 43, "late": 10}  # fmt: skip
+    assert summary["loss"] == [
+        {
+            "flow": "a->b",
+            "topic": "t",
+            "partition": 0,
+            "window_start": "2027-01-15T08:00:00Z",
+            "missing": 7,
+            "missing_offsets": [{"first": 50, "last": 56}],
+        }
+    ]
+    totals = {
+        k: summary[k]
+        for k in ("windows", "windows_with_loss", "source_records", "target_records", "missing", "duplicates", "late")
+    }
+    assert totals == {
+        "windows": 3,
+        "windows_with_loss": 1,
+        "source_records": 328,
+        "target_records": 364,
+        "missing": 7,
+        "duplicates": 43,
+        "late": 10,
+    }
     assert summary["completeness_pct"] == round(321 * 100 / 328, 3)
 
 
@@ -95,6 +144,7 @@ def test_the_job_window_selects_facts_by_ack_time(
     # lookback still knows what was acknowledged before: 83..89 are not missing, 80..82 are duplicates.
     figures = ("windows", "target_records", "missing", "duplicates", "late")
     assert tuple(summary[k] for k in figures) == (2, 111, 0, 3, 10)
-    no_lookback = run_job("audit", lake, str(tmp_path / "o2"), since=since, spark=spark, window_minutes=1,
-                          lookback_minutes=0)  # fmt: skip
+    no_lookback = run_job(
+        "audit", lake, str(tmp_path / "o2"), since=since, spark=spark, window_minutes=1, lookback_minutes=0
+    )
     assert tuple(no_lookback[k] for k in figures) == (2, 111, 7, 0, 10)  # 83..89 look missing without it

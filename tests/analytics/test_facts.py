@@ -87,11 +87,30 @@ def test_facts_go_to_the_sink_on_ack_at_least_once_and_on_commit_exactly_once() 
     writer.run_acked(run, downstream)
     assert len(sink.rows) == 1
     row = dict(zip(FACTS_SCHEMA.names, sink.rows[0], strict=True))
-    assert {k: row[k] for k in ("source", "target", "topic", "remote_topic", "path", "first_offset", "last_offset",
-                                "downstream_offset", "count")} == {
-        "source": "us-west", "target": "us-east", "topic": "orders", "remote_topic": "us-west.orders",
-        "path": "us-west->us-east", "first_offset": 0, "last_offset": 2, "downstream_offset": 2, "count": 3,
-    }  # fmt: skip
+    assert {
+        k: row[k]
+        for k in (
+            "source",
+            "target",
+            "topic",
+            "remote_topic",
+            "path",
+            "first_offset",
+            "last_offset",
+            "downstream_offset",
+            "count",
+        )
+    } == {
+        "source": "us-west",
+        "target": "us-east",
+        "topic": "orders",
+        "remote_topic": "us-west.orders",
+        "path": "us-west->us-east",
+        "first_offset": 0,
+        "last_offset": 2,
+        "downstream_offset": 2,
+        "count": 3,
+    }
     eos_sink = ListSink()
     eos = FactsWriter(_task(exactly_once=True), eos_sink)  # type: ignore[arg-type]
     eos.run_acked(run, downstream)
@@ -111,8 +130,9 @@ def test_the_sink_writes_one_parquet_file_per_hour_from_its_thread(tmp_path: Pat
     sink.close()
     files = sorted(p.relative_to(tmp_path / "lake") for p in Path(lake).rglob("*") if p.is_file())
     assert [str(f.parent) for f in files] == [
-        "facts/date=2027-01-15/hour=08/flow=a->b", "facts/date=2027-01-15/hour=09/flow=a->b",
-    ]  # fmt: skip
+        "facts/date=2027-01-15/hour=08/flow=a->b",
+        "facts/date=2027-01-15/hour=09/flow=a->b",
+    ]
     table = ds.dataset(f"{lake}/facts", format="parquet", partitioning="hive").to_table()
     assert sorted(table.column("first_offset").to_pylist()) == list(range(10))
 
@@ -132,8 +152,14 @@ def test_a_failed_write_keeps_the_rows_for_the_next_flush(tmp_path: Path) -> Non
 def test_prune_removes_hour_partitions_older_than_the_cutoff(tmp_path: Path) -> None:
     lake = str(tmp_path / "lake")
     for hour in range(3):  # 08, 09, 10 on 2027-01-15
-        write_rows(lake, "facts", FACTS_SCHEMA, [fact("a->b", "t", 0, 0, ts=T0, acked=T0 + hour * HOUR)], "acked_ms",
-                   ("flow", "a->b"))  # fmt: skip
+        write_rows(
+            lake,
+            "facts",
+            FACTS_SCHEMA,
+            [fact("a->b", "t", 0, 0, ts=T0, acked=T0 + hour * HOUR)],
+            "acked_ms",
+            ("flow", "a->b"),
+        )
     assert prune(lake, datetime(2027, 1, 15, 10, tzinfo=UTC)) == 2
     assert [p.name for p in Path(lake, "facts", "date=2027-01-15").iterdir()] == ["hour=10"]
     assert prune(lake, datetime(2027, 1, 16, tzinfo=UTC)) == 1
@@ -146,8 +172,12 @@ def test_attaching_registers_the_flow_and_listens(tmp_path: Path) -> None:
     writer.close()
     assert task.listeners == [writer]
     registered = json.loads(Path(tmp_path, "flows", "us-west__us-east.json").read_text())
-    assert registered == {"flow": "us-west->us-east", "source": "us-west", "target": "us-east",
-                          "heartbeat_interval_s": 2.0}  # fmt: skip
+    assert registered == {
+        "flow": "us-west->us-east",
+        "source": "us-west",
+        "target": "us-east",
+        "heartbeat_interval_s": 2.0,
+    }
 
 
 @pytest.mark.parametrize(

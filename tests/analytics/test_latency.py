@@ -40,8 +40,16 @@ def _stats(prefix: str, p50: int, p95: int, p99: int, top: int) -> dict[str, int
 
 
 def _partition_row(flow: str, topic: str, latency: tuple[int, ...], age: int) -> dict[str, object]:
-    return {"flow": flow, "topic": topic, "partition": 0, "facts": N, "records": N, "bytes": 100 * N,
-            **_stats("replication_latency_ms", *latency), **_stats("record_age_ms", age, age, age, age)}  # fmt: skip
+    return {
+        "flow": flow,
+        "topic": topic,
+        "partition": 0,
+        "facts": N,
+        "records": N,
+        "bytes": 100 * N,
+        **_stats("replication_latency_ms", *latency),
+        **_stats("record_age_ms", age, age, age, age),
+    }
 
 
 EXPECTED_PARTITIONS = [
@@ -51,16 +59,44 @@ EXPECTED_PARTITIONS = [
     _partition_row("C->D", "B.A.t", (99, 144, 1148, 1149), 40),
 ]
 EXPECTED_PATHS = [
-    {"derived_from": "records", "origin": "A", "destination": "B", "hops": 1, "path": "A->B", "samples": N,
-     **_stats("latency_ms", 10, 10, 10, 10)},
-    {"derived_from": "records", "origin": "A", "destination": "C", "hops": 2, "path": "A->B->C", "samples": N,
-     **_stats("latency_ms", 30, 30, 30, 30)},
-    {"derived_from": "records", "origin": "A", "destination": "D", "hops": 3, "path": "A->B->C->D", "samples": N,
-     **_stats("latency_ms", 99, 144, 1148, 1149)},
+    {
+        "derived_from": "records",
+        "origin": "A",
+        "destination": "B",
+        "hops": 1,
+        "path": "A->B",
+        "samples": N,
+        **_stats("latency_ms", 10, 10, 10, 10),
+    },
+    {
+        "derived_from": "records",
+        "origin": "A",
+        "destination": "C",
+        "hops": 2,
+        "path": "A->B->C",
+        "samples": N,
+        **_stats("latency_ms", 30, 30, 30, 30),
+    },
+    {
+        "derived_from": "records",
+        "origin": "A",
+        "destination": "D",
+        "hops": 3,
+        "path": "A->B->C->D",
+        "samples": N,
+        **_stats("latency_ms", 99, 144, 1148, 1149),
+    },
     # 20 values 40..59: the 10th is 49, the 19th 58, the 20th (ceil(0.99 * 20)) 59
-    {"derived_from": "heartbeats", "origin": "A", "destination": "D", "hops": 3, "path": "A->B->C->D", "samples": 20,
-     **_stats("latency_ms", 49, 58, 59, 59)},
-]  # fmt: skip
+    {
+        "derived_from": "heartbeats",
+        "origin": "A",
+        "destination": "D",
+        "hops": 3,
+        "path": "A->B->C->D",
+        "samples": 20,
+        **_stats("latency_ms", 49, 58, 59, 59),
+    },
+]
 
 
 @pytest.fixture(scope="module")

@@ -36,8 +36,11 @@ def test_a_diamond_is_found_with_both_paths_and_the_hop_matrix(spark: SparkSessi
     assert summary["hops"] == {"A": {"B": 1, "C": 1, "D": 2}, "B": {"D": 1}, "C": {"D": 1}}
     assert summary["nodes"] == ["A", "B", "C", "D"]
     assert (summary["cycles"], summary["dead_links"], summary["silent_flows"], summary["unconfigured_flows"]) == (
-        [], [], [], []
-    )  # fmt: skip
+        [],
+        [],
+        [],
+        [],
+    )
     assert summary["heartbeat_arrivals"] == 18
     hops = spark.read.parquet(f"{out}/hops")
     expected = [("A", "B", 1, 1), ("A", "C", 1, 1), ("A", "D", 2, 2), ("B", "D", 1, 1), ("C", "D", 1, 1)]
@@ -58,12 +61,15 @@ def test_a_wrong_hop_count_fails_the_comparison(spark: SparkSession, tmp_path: P
 
 def test_dead_silent_and_unconfigured_links_and_cycles(spark: SparkSession, tmp_path: Path) -> None:
     lake, out = str(tmp_path / "lake"), str(tmp_path / "out")
-    write_arrivals(lake, [
-        arrival("B", ["A", "B"], UNTIL - 1050, UNTIL - 1000),  # fresh
-        arrival("C", ["B", "C"], UNTIL - 10_050, UNTIL - 10_000),  # 10 s old: dead after 5 intervals of 1 s
-        arrival("C", ["A", "B", "C"], UNTIL - 10_100, UNTIL - 10_000),
-        arrival("A", ["C", "A"], UNTIL - 2050, UNTIL - 2000),  # observed, but no flow C->A is configured
-    ])  # fmt: skip
+    write_arrivals(
+        lake,
+        [
+            arrival("B", ["A", "B"], UNTIL - 1050, UNTIL - 1000),  # fresh
+            arrival("C", ["B", "C"], UNTIL - 10_050, UNTIL - 10_000),  # 10 s old: dead after 5 intervals of 1 s
+            arrival("C", ["A", "B", "C"], UNTIL - 10_100, UNTIL - 10_000),
+            arrival("A", ["C", "A"], UNTIL - 2050, UNTIL - 2000),  # observed, but no flow C->A is configured
+        ],
+    )
     flows = ["A->B", "B->C", "X->Y"]  # X->Y never sent a heartbeat
     summary = run_job("topology", lake, out, until=_dt(UNTIL), spark=spark, flows=flows, dead_after=5)
     assert summary["dead_links"] == ["B->C"]
@@ -75,28 +81,63 @@ def test_dead_silent_and_unconfigured_links_and_cycles(spark: SparkSession, tmp_
     links = plain(
         spark.read.parquet(f"{out}/links"), ["flow", "configured", "observed", "dead", "silent", "unconfigured"]
     )
-    assert links == sorted([
-        {"flow": "A->B", "configured": True, "observed": True, "dead": False, "silent": False, "unconfigured": False},
-        {"flow": "B->C", "configured": True, "observed": True, "dead": True, "silent": False, "unconfigured": False},
-        {"flow": "C->A", "configured": False, "observed": True, "dead": False, "silent": False, "unconfigured": True},
-        {"flow": "X->Y", "configured": True, "observed": False, "dead": False, "silent": True, "unconfigured": False},
-    ], key=repr)  # fmt: skip
+    assert links == sorted(
+        [
+            {
+                "flow": "A->B",
+                "configured": True,
+                "observed": True,
+                "dead": False,
+                "silent": False,
+                "unconfigured": False,
+            },
+            {
+                "flow": "B->C",
+                "configured": True,
+                "observed": True,
+                "dead": True,
+                "silent": False,
+                "unconfigured": False,
+            },
+            {
+                "flow": "C->A",
+                "configured": False,
+                "observed": True,
+                "dead": False,
+                "silent": False,
+                "unconfigured": True,
+            },
+            {
+                "flow": "X->Y",
+                "configured": True,
+                "observed": False,
+                "dead": False,
+                "silent": True,
+                "unconfigured": False,
+            },
+        ],
+        key=repr,
+    )
 
 
 def test_links_are_judged_as_of_the_last_collector_pass_within_the_allowed_lag(
     spark: SparkSession, tmp_path: Path
-) -> None:  # fmt: skip
+) -> None:
     lake = str(tmp_path / "lake")
     # One collector pass 25 s before the window end stamped every arrival it read (arrival_kind 'consumed').
-    write_arrivals(lake, [
-        arrival("B", ["A", "B"], UNTIL - 25_500, UNTIL - 25_000),
-        arrival("C", ["B", "C"], UNTIL - 31_000, UNTIL - 25_000),
-    ])  # fmt: skip
+    write_arrivals(
+        lake,
+        [
+            arrival("B", ["A", "B"], UNTIL - 25_500, UNTIL - 25_000),
+            arrival("C", ["B", "C"], UNTIL - 31_000, UNTIL - 25_000),
+        ],
+    )
     flows = ["A->B", "B->C"]
     between_passes = run_job("topology", lake, str(tmp_path / "a"), until=_dt(UNTIL), spark=spark, flows=flows)
     assert between_passes["dead_links"] == []  # judged at the pass: A->B and B->C's last heartbeats came with it
-    strict = run_job("topology", lake, str(tmp_path / "b"), until=_dt(UNTIL), spark=spark, flows=flows,
-                     collection_lag_s=10)  # fmt: skip
+    strict = run_job(
+        "topology", lake, str(tmp_path / "b"), until=_dt(UNTIL), spark=spark, flows=flows, collection_lag_s=10
+    )
     assert strict["dead_links"] == ["A->B", "B->C"]  # a pass this late means the links (or the collector) died
 
 

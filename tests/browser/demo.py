@@ -42,14 +42,26 @@ def demo_env(state_dir: Path) -> dict[str, str]:
 
 
 def start_demo(
-    state_dir: Path, *extra: str, web_port: int = DEMO_WEB_PORT, broker_port_base: int = DEMO_BROKER_PORT_BASE,
-    extra_env: dict[str, str] | None = None, timeout: float = 300.0,
-) -> Demo:  # fmt: skip
+    state_dir: Path,
+    *extra: str,
+    web_port: int = DEMO_WEB_PORT,
+    broker_port_base: int = DEMO_BROKER_PORT_BASE,
+    extra_env: dict[str, str] | None = None,
+    timeout: float = 300.0,
+) -> Demo:
     """Start the demo; `extra_env` may point it at another database and broker (DATABASE_URL, CELERY_BROKER_URL)."""
     argv = [
-        sys.executable, "manage.py", "demo", "--port", str(web_port),
-        "--kafka-broker-port-base", str(broker_port_base), "--kafka-zk-port-base", str(broker_port_base + 89), *extra,
-    ]  # fmt: skip
+        sys.executable,
+        "manage.py",
+        "demo",
+        "--port",
+        str(web_port),
+        "--kafka-broker-port-base",
+        str(broker_port_base),
+        "--kafka-zk-port-base",
+        str(broker_port_base + 89),
+        *extra,
+    ]
     env = {**demo_env(state_dir), **(extra_env or {})}
     process = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     demo = Demo(process, f"http://127.0.0.1:{web_port}", state_dir)

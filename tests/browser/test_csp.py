@@ -52,9 +52,14 @@ def test_every_page_works_under_the_policy_with_no_violation(
     now = timezone.now()
     for n in range(5):
         FlowSample.objects.create(
-            flow=flow, at=now - timedelta(seconds=10 * (5 - n)), records=100 * n, records_per_second=10.0 * n,
-            lag=5 - n, latency_p99_ms=20.0 + n, health="healthy",
-        )  # fmt: skip
+            flow=flow,
+            at=now - timedelta(seconds=10 * (5 - n)),
+            records=100 * n,
+            records_per_second=10.0 * n,
+            lag=5 - n,
+            latency_p99_ms=20.0 + n,
+            health="healthy",
+        )
     admin = User.objects.create_superuser("csp-admin", password=PASSWORD)
     failover = Failover.objects.create(
         mode="planned", source=source, target=target, groups=["billing"], created_by=admin
@@ -68,8 +73,11 @@ def test_every_page_works_under_the_policy_with_no_violation(
 
     # Plotly drew the graph: its SVG with one node per cluster; its hover/modebar rules needed no inline CSS.
     visit(page, f"{base}/", "#graph .main-svg")
-    wait_until(lambda: flow.name in (page.locator("#graph").get_attribute("data-edges") or ""), timeout=15,
-               what="the flow's edge on the graph")  # fmt: skip
+    wait_until(
+        lambda: flow.name in (page.locator("#graph").get_attribute("data-edges") or ""),
+        timeout=15,
+        what="the flow's edge on the graph",
+    )
     shoot(page, "csp-dashboard")
     visit(page, f"{base}/flows/", f"text={flow.name}")
     visit(page, f"{base}/flows/{flow.pk}/", "#chart-rps .main-svg")

@@ -44,10 +44,15 @@ class LiveGroup:
     with a member and moving offsets) while the wizard plans, checks and drains."""
 
     def __init__(self, bootstrap: str, group: str, topic: str) -> None:
-        self.consumer = Consumer({
-            "bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
-            "auto.offset.reset": "earliest", "session.timeout.ms": 6000,
-        })  # fmt: skip
+        self.consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": group,
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                "session.timeout.ms": 6000,
+            }
+        )
         self.consumer.subscribe([topic])
         self.values: Values = {}
         self.error: BaseException | None = None
@@ -147,8 +152,12 @@ def test_a_planned_failover_on_the_demos_own_defaults_is_exact(page: Page, demo:
     base, west, east = demo.url, demo.bootstraps["us-west"], demo.bootstraps["us-east"]
     group = f"demo-billing-{uuid.uuid4().hex[:6]}"
     _log_in(page, base)
-    wait_until(lambda: _healthy(page, base, "us-west", "us-east"), timeout=180, interval=2,
-               what="the demo's us-west->us-east flow healthy")  # fmt: skip
+    wait_until(
+        lambda: _healthy(page, base, "us-west", "us-east"),
+        timeout=180,
+        interval=2,
+        what="the demo's us-west->us-east flow healthy",
+    )
     shoot(page, "demo-failover-0-dashboard")
 
     with LiveGroup(west, group, TOPIC) as live:

@@ -25,9 +25,13 @@ PARTITIONS = 2
 
 
 def test_a_drain_to_zero_under_traffic_says_why_survives_api_errors_and_takes_a_new_threshold(
-    page: Page, live_server: LiveServer, kafka_clusters: dict[str, str], celery_env: dict[str, str],
-    celery_processes: Processes, tmp_path: Path,
-) -> None:  # fmt: skip
+    page: Page,
+    live_server: LiveServer,
+    kafka_clusters: dict[str, str],
+    celery_env: dict[str, str],
+    celery_processes: Processes,
+    tmp_path: Path,
+) -> None:
     topic, group = unique_topic("drain"), unique_topic("drain-group")
     west = kafka_clusters["us-west"]
     create_topic(west, topic, partitions=PARTITIONS)

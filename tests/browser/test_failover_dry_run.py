@@ -45,9 +45,13 @@ def group_offsets(bootstrap: str, group: str) -> list[object]:
 
 
 def test_a_dry_run_goes_through_every_step_and_changes_nothing(
-    page: Page, live_server: LiveServer, kafka_clusters: dict[str, str], celery_env: dict[str, str],
-    celery_processes: Processes, tmp_path: Path,
-) -> None:  # fmt: skip
+    page: Page,
+    live_server: LiveServer,
+    kafka_clusters: dict[str, str],
+    celery_env: dict[str, str],
+    celery_processes: Processes,
+    tmp_path: Path,
+) -> None:
     topic, group = unique_topic("dry"), unique_topic("dry-group")
     west, east = kafka_clusters["us-west"], kafka_clusters["us-east"]
     create_topic(west, topic, partitions=PARTITIONS)
@@ -59,8 +63,12 @@ def test_a_dry_run_goes_through_every_step_and_changes_nothing(
     remote = f"us-west.{topic}"
     copied = {p: RECORDS // PARTITIONS for p in range(PARTITIONS)}
     wait_until(lambda: topic_partitions(east, remote) == PARTITIONS, timeout=60, interval=0.5, what=remote)
-    wait_until(lambda: healthy(flow) and end_offsets(east, remote, range(PARTITIONS)) == copied, timeout=60,
-               interval=0.5, what="a healthy flow that copied every record")  # fmt: skip
+    wait_until(
+        lambda: healthy(flow) and end_offsets(east, remote, range(PARTITIONS)) == copied,
+        timeout=60,
+        interval=0.5,
+        what="a healthy flow that copied every record",
+    )
     target = cluster_config(clusters["us-east"])  # pre-flight blocks until a heartbeat made it to the target
     wait_until(lambda: newest_heartbeat(target, "us-west.heartbeats"), timeout=30, interval=0.5, what="a heartbeat")
     before = committed(west, group, topic, PARTITIONS)

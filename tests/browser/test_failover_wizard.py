@@ -34,9 +34,13 @@ PARTITIONS = 2
 
 
 def test_a_planned_failover_through_the_wizard_is_exact_and_survives_a_reload(
-    page: Page, live_server: LiveServer, kafka_clusters: dict[str, str], celery_env: dict[str, str],
-    celery_processes: Processes, tmp_path: Path,
-) -> None:  # fmt: skip
+    page: Page,
+    live_server: LiveServer,
+    kafka_clusters: dict[str, str],
+    celery_env: dict[str, str],
+    celery_processes: Processes,
+    tmp_path: Path,
+) -> None:
     topic, group = unique_topic("wiz"), unique_topic("wiz-group")
     west, east = kafka_clusters["us-west"], kafka_clusters["us-east"]
     create_topic(west, topic, partitions=PARTITIONS)

@@ -57,9 +57,13 @@ def healthy_with_throughput(page: Page, name: str) -> bool:
 
 
 def test_a_new_user_builds_a_flow_and_sees_it_turn_healthy_with_throughput(
-    page: Page, live_server: LiveServer, kafka_clusters: dict[str, str], celery_env: dict[str, str],
-    celery_processes: Processes, tmp_path: Path,
-) -> None:  # fmt: skip
+    page: Page,
+    live_server: LiveServer,
+    kafka_clusters: dict[str, str],
+    celery_env: dict[str, str],
+    celery_processes: Processes,
+    tmp_path: Path,
+) -> None:
     env = {
         **jobs_env(celery_env),
         "MIRRORPLANE_SAMPLE_INTERVAL_SECONDS": "2",
@@ -79,8 +83,12 @@ def test_a_new_user_builds_a_flow_and_sees_it_turn_healthy_with_throughput(
 
     with Traffic(kafka_clusters["us-west"], topic, partitions=2, rate=200):
         page.goto(f"{live_server.url}/")
-        wait_until(lambda: healthy_with_throughput(page, "us-west->us-east"), timeout=180, interval=1,
-                   what="a healthy us-west->us-east edge with throughput")  # fmt: skip
+        wait_until(
+            lambda: healthy_with_throughput(page, "us-west->us-east"),
+            timeout=180,
+            interval=1,
+            what="a healthy us-west->us-east edge with throughput",
+        )
         expect(page.locator("[data-tile=records] .value")).not_to_have_text("0")
         page.wait_for_timeout(1000)
         shoot(page, "dashboard-graph")

@@ -18,15 +18,17 @@ pytestmark = [pytest.mark.kafka, pytest.mark.django_db(transaction=True)]
 
 
 def mm2_file(kafka_clusters: dict[str, str], west: str, east: str, *extra: str) -> str:
-    return "\n".join([
-        "# ported from MirrorMaker 2",
-        f"clusters = {west}, {east}",
-        f"{west}.bootstrap.servers = {kafka_clusters['us-west']}",
-        f"{east}.bootstrap.servers = {kafka_clusters['us-east']}",
-        f"{west}->{east}.enabled = true",
-        f"{west}->{east}.topics = orders.*, payments",
-        *extra,
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            "# ported from MirrorMaker 2",
+            f"clusters = {west}, {east}",
+            f"{west}.bootstrap.servers = {kafka_clusters['us-west']}",
+            f"{east}.bootstrap.servers = {kafka_clusters['us-east']}",
+            f"{west}->{east}.enabled = true",
+            f"{west}->{east}.topics = orders.*, payments",
+            *extra,
+        ]
+    )
 
 
 def import_text(page: Page, text: str) -> None:

@@ -54,8 +54,17 @@ def dr_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKafka]:
     child's /proc cmdline is still Python's, and LocalKafka would take the JVM for one that exited."""
     base = int(os.environ.get("MIRRORPLANE_DR_PORT_BASE", "25092"))
     state = Path(tmp_path_factory.mktemp("drkafka"))
-    cli = [sys.executable, "-m", "replication.localkafka", "--state-dir", str(state), "--port-base", str(base),
-           "--zk-port-base", str(base - 7000)]  # fmt: skip
+    cli = [
+        sys.executable,
+        "-m",
+        "replication.localkafka",
+        "--state-dir",
+        str(state),
+        "--port-base",
+        str(base),
+        "--zk-port-base",
+        str(base - 7000),
+    ]
     try:
         kafka = LocalKafka(state, broker_port_base=base, zk_port_base=base - 7000)
         # On a busy machine LocalKafka can read a just-started JVM's /proc cmdline before it is there, and take
@@ -92,9 +101,14 @@ def unread(everything: Values, read: list[Values]) -> Values:
 
 
 def test_an_unplanned_failover_reports_its_rpo_and_then_fails_back_exactly(
-    page: Page, live_server: LiveServer, kafka_clusters: dict[str, str], dr_kafka: LocalKafka,
-    celery_env: dict[str, str], celery_processes: Processes, tmp_path: Path,
-) -> None:  # fmt: skip
+    page: Page,
+    live_server: LiveServer,
+    kafka_clusters: dict[str, str],
+    dr_kafka: LocalKafka,
+    celery_env: dict[str, str],
+    celery_processes: Processes,
+    tmp_path: Path,
+) -> None:
     dr_kafka.restart_broker(DR)
     west, east = dr_kafka.bootstraps()[DR], kafka_clusters["us-east"]
     topic, group = unique_topic("dr"), unique_topic("dr-group")

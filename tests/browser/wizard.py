@@ -22,10 +22,16 @@ def jobs_env(celery_env: dict[str, str]) -> dict[str, str]:
 def failover_flow(source: Cluster, target: Cluster, topic: str, groups: str) -> Flow:
     """A flow with short intervals, so checkpoints and heartbeats are fresh within seconds."""
     return Flow.objects.create(
-        source=source, target=target, topics=[topic], groups=[groups], refresh_topics_interval_seconds=2,
-        refresh_groups_interval_seconds=2, offset_flush_interval_ms=200, emit_checkpoints_interval_seconds=1,
+        source=source,
+        target=target,
+        topics=[topic],
+        groups=[groups],
+        refresh_topics_interval_seconds=2,
+        refresh_groups_interval_seconds=2,
+        offset_flush_interval_ms=200,
+        emit_checkpoints_interval_seconds=1,
         emit_heartbeats_interval_seconds=1,
-    )  # fmt: skip
+    )
 
 
 def healthy(flow: Flow) -> bool:

@@ -34,9 +34,13 @@ def _flow(clusters: dict[str, str], topic: str, **overrides: Any) -> FlowConfig:
     return FlowConfig(
         ClusterConfig("src", {"bootstrap.servers": clusters["src"]}),
         ClusterConfig("dst", {"bootstrap.servers": clusters["dst"]}),
-        topics=(topic,), refresh_topics_interval_seconds=1, offset_flush_interval_ms=200,
-        emit_heartbeats_enabled=False, emit_checkpoints_enabled=False, **overrides,
-    )  # fmt: skip
+        topics=(topic,),
+        refresh_topics_interval_seconds=1,
+        offset_flush_interval_ms=200,
+        emit_heartbeats_enabled=False,
+        emit_checkpoints_enabled=False,
+        **overrides,
+    )
 
 
 class Supervisor:
@@ -105,8 +109,11 @@ def test_a_sigkilled_broker_is_reported_and_nothing_is_lost_after_restart(
     os.kill(fault_kafka.broker_pid(broker), signal.SIGKILL)
     supervisor.until(lambda: supervisor.fault() is not None, timeout=60, what="the fault reported")
     fault_kafka.restart_broker(broker)
-    supervisor.until(lambda: _total(fault_clusters["dst"], remote) >= count and supervisor.fault() is None,
-                     timeout=180, what="catch-up and the fault cleared")  # fmt: skip
+    supervisor.until(
+        lambda: _total(fault_clusters["dst"], remote) >= count and supervisor.fault() is None,
+        timeout=180,
+        what="catch-up and the fault cleared",
+    )
     supervisor.task.close()
     _assert_complete(fault_clusters["dst"], remote, count)
 
@@ -132,8 +139,11 @@ def test_a_broker_frozen_for_30_seconds_is_reported_and_nothing_is_lost(
         os.kill(pid, signal.SIGCONT)
     # Whichever symptom shows first: records unacknowledged, or the metadata refresh timing out.
     assert reported is not None and ("acknowledged" in reported or "Timed out" in reported), reported
-    supervisor.until(lambda: _total(fault_clusters["dst"], remote) >= count and supervisor.fault() is None,
-                     timeout=180, what="catch-up after SIGCONT")  # fmt: skip
+    supervisor.until(
+        lambda: _total(fault_clusters["dst"], remote) >= count and supervisor.fault() is None,
+        timeout=180,
+        what="catch-up after SIGCONT",
+    )
     supervisor.task.close()
     _assert_complete(fault_clusters["dst"], remote, count)
 
@@ -152,8 +162,9 @@ def test_deleting_the_target_topic_mid_run_is_reported_and_everything_is_replica
     client.delete_topics([remote])[remote].result(timeout=30)
     supervisor.until(
         lambda: any("deleted" in e for e in supervisor.errors) or "recreated" in (supervisor.fault() or ""),
-        timeout=120, what="the deletion reported",
-    )  # fmt: skip
+        timeout=120,
+        what="the deletion reported",
+    )
     supervisor.until(lambda: _total(fault_clusters["dst"], remote) >= count, timeout=180, what="re-replication")
     supervisor.task.close()
     _assert_complete(fault_clusters["dst"], remote, count)
@@ -201,8 +212,12 @@ def test_a_replicator_sigkilled_inside_an_open_transaction_leaves_no_duplicate_a
     remote = f"src.{topic}"
 
     def start() -> subprocess.Popen[bytes]:
-        return subprocess.Popen([sys.executable, "-m", "replication", "run", "--config", str(config)],
-                                cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        return subprocess.Popen(
+            [sys.executable, "-m", "replication", "run", "--config", str(config)],
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
     proc = start()
 
@@ -217,8 +232,10 @@ def test_a_replicator_sigkilled_inside_an_open_transaction_leaves_no_duplicate_a
     try:
         wait_until(
             lambda: len(consume_to_end(fault_clusters["dst"], remote, PARTITIONS, "read_committed")) >= count,
-            timeout=120, interval=1, what="all records committed",
-        )  # fmt: skip
+            timeout=120,
+            interval=1,
+            what="all records committed",
+        )
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(60)

@@ -78,10 +78,15 @@ def test_a_chain_replicated_by_the_engine_gives_its_hops_latency_and_a_complete_
     try:
         drive(
             [ab, bc],
-            lambda: _caught_up(ab, clusters[a], topic) and _caught_up(ab, clusters[a], HEARTBEATS_TOPIC)
-            and _caught_up(bc, clusters[b], f"{a}.{topic}") and _caught_up(bc, clusters[b], f"{a}.{HEARTBEATS_TOPIC}"),
-            timeout=180, what="records and heartbeats through A->B->C",
-        )  # fmt: skip
+            lambda: (
+                _caught_up(ab, clusters[a], topic)
+                and _caught_up(ab, clusters[a], HEARTBEATS_TOPIC)
+                and _caught_up(bc, clusters[b], f"{a}.{topic}")
+                and _caught_up(bc, clusters[b], f"{a}.{HEARTBEATS_TOPIC}")
+            ),
+            timeout=180,
+            what="records and heartbeats through A->B->C",
+        )
     finally:
         for task in (ab, bc):
             task.close()
@@ -90,9 +95,11 @@ def test_a_chain_replicated_by_the_engine_gives_its_hops_latency_and_a_complete_
     assert sum(end_offsets(clusters[c], f"{b}.{a}.{topic}", range(4)).values()) == RECORDS
 
     collector = HeartbeatCollector(
-        {alias: {"bootstrap.servers": servers} for alias, servers in clusters.items()}, lake,
-        group_id=f"mp-test-collector-{uid}", sources={a},
-    )  # fmt: skip
+        {alias: {"bootstrap.servers": servers} for alias, servers in clusters.items()},
+        lake,
+        group_id=f"mp-test-collector-{uid}",
+        sources={a},
+    )
     try:
         assert collector.run_once() == 3 * BEATS  # in A's heartbeats, B's a.heartbeats and C's b.a.heartbeats
     finally:
@@ -116,8 +123,9 @@ def test_a_chain_replicated_by_the_engine_gives_its_hops_latency_and_a_complete_
         .agg(F.sum("source_records").alias("source"), F.sum("target_records").alias("target"))
     )
     assert {tuple(r) for r in per_topic.collect()} == {
-        (f"{a}->{b}", topic, RECORDS, RECORDS), (f"{b}->{c}", f"{a}.{topic}", RECORDS, RECORDS),
-    }  # fmt: skip
+        (f"{a}->{b}", topic, RECORDS, RECORDS),
+        (f"{b}->{c}", f"{a}.{topic}", RECORDS, RECORDS),
+    }
 
     latency = run_job("latency", lake, str(out / "latency"), since, until, spark=spark)
     assert {f["flow"] for f in latency["flows"]} == {f"{a}->{b}", f"{b}->{c}"}

@@ -27,8 +27,11 @@ def _total(bootstrap: str, topic: str, partitions: int) -> int:
 
 
 def test_a_sigkilled_worker_hands_its_tasks_to_the_other_with_no_loss(
-    kafka_clusters: dict[str, str], celery_env: dict[str, str], celery_processes: Processes, tmp_path: Path,
-) -> None:  # fmt: skip
+    kafka_clusters: dict[str, str],
+    celery_env: dict[str, str],
+    celery_processes: Processes,
+    tmp_path: Path,
+) -> None:
     first, second = unique_topic("wk1"), unique_topic("wk2")
     create_topic(kafka_clusters["us-west"], first, partitions=2)
     create_topic(kafka_clusters["us-east"], second, partitions=2)
@@ -70,9 +73,12 @@ def admin_api() -> APIClient:
 
 
 def test_flows_created_through_the_rest_api_replicate_and_pause_resume_loses_nothing(
-    kafka_clusters: dict[str, str], celery_env: dict[str, str], celery_processes: Processes, tmp_path: Path,
+    kafka_clusters: dict[str, str],
+    celery_env: dict[str, str],
+    celery_processes: Processes,
+    tmp_path: Path,
     admin_api: APIClient,
-) -> None:  # fmt: skip
+) -> None:
     first, second = unique_topic("api1"), unique_topic("api2")
     create_topic(kafka_clusters["us-west"], first, partitions=2)
     create_topic(kafka_clusters["us-east"], second, partitions=2)
@@ -81,8 +87,14 @@ def test_flows_created_through_the_rest_api_replicate_and_pause_resume_loses_not
         assert created.status_code == 201, created.content
     flow_ids = []
     for source, topic in (("us-west", first), ("us-east", second)):
-        body = {"source": source, "target": "backup", "topics": [topic], "refresh_topics_interval_seconds": 1,
-                "offset_flush_interval_ms": 200, "emit_checkpoints_enabled": False}  # fmt: skip
+        body = {
+            "source": source,
+            "target": "backup",
+            "topics": [topic],
+            "refresh_topics_interval_seconds": 1,
+            "offset_flush_interval_ms": 200,
+            "emit_checkpoints_enabled": False,
+        }
         created = admin_api.post("/api/v1/flows/", body, format="json")
         assert created.status_code == 201, created.content
         flow_ids.append(created.json()["id"])

@@ -53,8 +53,10 @@ def test_an_unreachable_broker_yields_a_bounded_number_of_log_lines_a_second() -
             client.close()
         LIBRDKAFKA_LOG.removeHandler(limited)
         raw.removeHandler(unlimited)
-    print(f"{PERIOD_SECONDS:.0f} s, {CLIENTS} clients each: {len(unlimited.records)} lines unlimited, "
-          f"{len(limited.records)} through {LIBRDKAFKA_LOG.name}")  # fmt: skip
+    print(
+        f"{PERIOD_SECONDS:.0f} s, {CLIENTS} clients each: {len(unlimited.records)} lines unlimited, "
+        f"{len(limited.records)} through {LIBRDKAFKA_LOG.name}"
+    )
     assert len(limited.records) <= (PERIOD_SECONDS + 1) * LINES_PER_SECOND
     assert len(unlimited.records) > 3 * len(limited.records)
     assert any("suppressed before this one" in r.getMessage() for r in limited.records)

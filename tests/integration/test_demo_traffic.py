@@ -30,8 +30,19 @@ def test_pausing_the_generator_stops_its_records_and_resuming_restarts_them(
     topic = unique_topic("traffic")
     create_topic(bootstrap, topic)
     control = TrafficControl(tmp_path / "control")
-    argv = [sys.executable, "-m", "replication.localkafka.traffic", "--bootstrap", bootstrap, "--topic", topic,
-            "--rate", "50", "--control", str(control.directory)]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "replication.localkafka.traffic",
+        "--bootstrap",
+        bootstrap,
+        "--topic",
+        topic,
+        "--rate",
+        "50",
+        "--control",
+        str(control.directory),
+    ]
     generator = subprocess.Popen(argv)
     try:
         wait_until(lambda: control.status() is not None, 30, what="the generator's status")

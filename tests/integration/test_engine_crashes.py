@@ -42,8 +42,10 @@ def _start(config: Path, log: Path) -> subprocess.Popen[bytes]:
     with open(log, "ab") as out:
         return subprocess.Popen(
             [sys.executable, "-m", "replication", "run", "--config", str(config)],
-            cwd=REPO, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            cwd=REPO,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
 
 
 def _stored_all(clusters: dict[str, str], topic: str, total: dict[int, int]) -> bool:
@@ -131,11 +133,17 @@ def test_a_second_exactly_once_instance_fences_the_first_and_nothing_is_duplicat
 
 def test_cli_rejects_an_unknown_property_naming_it(tmp_path: Path) -> None:
     config = tmp_path / "bad.properties"
-    config.write_text("clusters = a, b\na.bootstrap.servers = x:1\nb.bootstrap.servers = y:1\na->b.enabled = true\n"
-                      "a->b.topicz = orders\n")  # fmt: skip
+    config.write_text(
+        "clusters = a, b\na.bootstrap.servers = x:1\nb.bootstrap.servers = y:1\na->b.enabled = true\n"
+        "a->b.topicz = orders\n"
+    )
     result = subprocess.run(
         [sys.executable, "-m", "replication", "run", "--config", str(config)],
-        cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 2
     assert "a->b.topicz" in result.stderr and "unknown" in result.stderr

@@ -16,8 +16,18 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _cli(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "replication.localkafka", "--state-dir", str(state),
-           "--port-base", "27092", "--zk-port-base", "27181", *args]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "replication.localkafka",
+        "--state-dir",
+        str(state),
+        "--port-base",
+        "27092",
+        "--zk-port-base",
+        "27181",
+        *args,
+    ]
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=180, check=False)
 
 

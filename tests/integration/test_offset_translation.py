@@ -73,9 +73,12 @@ def check_every_position(
 
 
 def check_groups(
-    flow: FlowConfig, topic: str, positions: dict[int, list[int]], records: dict[int, tuple[list[Copy], list[Copy]]],
+    flow: FlowConfig,
+    topic: str,
+    positions: dict[int, list[int]],
+    records: dict[int, tuple[list[Copy], list[Copy]]],
     replicated: Replicated = _everything,
-) -> None:  # fmt: skip
+) -> None:
     """Groups at the positions get checkpoints, and the CLI translator agrees with them; both are exact."""
     prefix = unique_topic("grp")
     groups = place_groups(flow.source.bootstrap_servers, prefix, topic, positions)

@@ -66,8 +66,15 @@ def _reset_from_file(bootstrap: str, group: str, csv: Path) -> None:
     home, java = ensure_kafka_home(default_cache_dir()), find_java()
     env = {**os.environ, "JAVA_HOME": str(Path(java).parent.parent), "KAFKA_HEAP_OPTS": "-Xmx128m"}
     command = [
-        str(home / "bin" / "kafka-consumer-groups.sh"), "--bootstrap-server", bootstrap, "--group", group,
-        "--reset-offsets", "--from-file", str(csv), "--execute",
-    ]  # fmt: skip
+        str(home / "bin" / "kafka-consumer-groups.sh"),
+        "--bootstrap-server",
+        bootstrap,
+        "--group",
+        group,
+        "--reset-offsets",
+        "--from-file",
+        str(csv),
+        "--execute",
+    ]
     result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stdout + result.stderr

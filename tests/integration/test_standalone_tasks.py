@@ -51,8 +51,10 @@ def test_four_tasks_start_on_a_fresh_target_five_times_in_a_row(kafka_clusters: 
         with open(log_path, "wb") as out:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "replication", "run", "--config", str(config)],
-                cwd=REPO, stdout=out, stderr=subprocess.STDOUT,
-            )  # fmt: skip
+                cwd=REPO,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
         remote = f"{source}.{topic}"
 
         def arrived(proc: subprocess.Popen[bytes] = proc, remote: str = remote) -> bool:

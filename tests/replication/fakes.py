@@ -68,8 +68,16 @@ class FakeProducer:
     produced: list[Produced] = field(default_factory=list)
     next_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
 
-    def produce(self, topic: str, value: bytes | None = None, key: bytes | None = None, partition: int = -1,
-                on_delivery: Any = None, timestamp: int = 0, headers: Any = None) -> None:  # fmt: skip
+    def produce(
+        self,
+        topic: str,
+        value: bytes | None = None,
+        key: bytes | None = None,
+        partition: int = -1,
+        on_delivery: Any = None,
+        timestamp: int = 0,
+        headers: Any = None,
+    ) -> None:
         self.produced.append(Produced(topic, value, key, partition, timestamp, headers, on_delivery))
 
     def deliver_all(self, error: KafkaError | None = None) -> None:

@@ -29,13 +29,19 @@ def _no_error(msg: Any) -> None:
 
 def test_records_are_copied_unchanged_with_one_callback_per_run() -> None:
     producer, fake, states = _setup()
-    msgs = [FakeMessage("orders", 0, 0, b"a", b"k0", [("h", b"1")], 111), FakeMessage("orders", 0, 1, b"b", b"k1"),
-            FakeMessage("orders", 1, 0, b"c"), FakeMessage("orders", 0, 2, b"d")]  # fmt: skip
+    msgs = [
+        FakeMessage("orders", 0, 0, b"a", b"k0", [("h", b"1")], 111),
+        FakeMessage("orders", 0, 1, b"b", b"k1"),
+        FakeMessage("orders", 1, 0, b"c"),
+        FakeMessage("orders", 0, 2, b"d"),
+    ]
     producer.replicate(msgs, states, None, _no_error)  # type: ignore[arg-type]
     assert [(p.topic, p.partition, p.value, p.key) for p in fake.produced] == [
-        ("us-west.orders", 0, b"a", b"k0"), ("us-west.orders", 0, b"b", b"k1"),
-        ("us-west.orders", 1, b"c", b"k"), ("us-west.orders", 0, b"d", b"k"),
-    ]  # fmt: skip
+        ("us-west.orders", 0, b"a", b"k0"),
+        ("us-west.orders", 0, b"b", b"k1"),
+        ("us-west.orders", 1, b"c", b"k"),
+        ("us-west.orders", 0, b"d", b"k"),
+    ]
     assert fake.produced[0].headers == [("h", b"1")] and fake.produced[0].timestamp == 111
     assert [p.callback is not None for p in fake.produced] == [False, True, True, True]
 

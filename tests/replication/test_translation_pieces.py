@@ -49,8 +49,15 @@ def test_csv_is_what_reset_offsets_from_file_reads_and_the_table_flags_approxima
     ]
     assert format_csv(rows) == "us-west.orders,0,1498\nus-west.orders,1,870\n"
     table = format_table(rows).splitlines()
-    assert table[0].split() == ["TOPIC", "PARTITION", "UPSTREAM-OFFSET", "REMOTE-TOPIC", "DOWNSTREAM-OFFSET",
-                                "METHOD", "LAG"]  # fmt: skip
+    assert table[0].split() == [
+        "TOPIC",
+        "PARTITION",
+        "UPSTREAM-OFFSET",
+        "REMOTE-TOPIC",
+        "DOWNSTREAM-OFFSET",
+        "METHOD",
+        "LAG",
+    ]
     assert table[1].split() == ["orders", "0", "1500", "us-west.orders", "1498", "sync", "2"]
     assert table[2].split() == ["orders", "1", "900", "us-west.orders", "870", "timestamp", "30"]
     assert table[-1] == "orders-1: approximate: window"

@@ -60,8 +60,12 @@ def _celery(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[byte
     with open(log, "ab") as out:
         return subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "controlplane", *args],
-            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 def start_celery(env: dict[str, str], procs: Processes, logs: Path, *names: str, concurrency: int = 3) -> None:
@@ -71,6 +75,15 @@ def start_celery(env: dict[str, str], procs: Processes, logs: Path, *names: str,
             procs[name] = _celery(env, logs / "beat.log", "beat", "-l", "info", "-s", str(logs / "schedule"))
         else:
             procs[name] = _celery(
-                env, logs / f"{name}.log", "worker", "-n", f"{name}@%h", "-c", str(concurrency), "-l", "info",
-                "--without-gossip", "--without-mingle",
-            )  # fmt: skip
+                env,
+                logs / f"{name}.log",
+                "worker",
+                "-n",
+                f"{name}@%h",
+                "-c",
+                str(concurrency),
+                "-l",
+                "info",
+                "--without-gossip",
+                "--without-mingle",
+            )

@@ -14,11 +14,17 @@ Values = dict[int, list[bytes]]
 
 
 def _consumer(bootstrap: str, group: str, eof: bool = False) -> Consumer:
-    return Consumer({
-        "bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
-        "auto.offset.reset": "earliest", "enable.partition.eof": eof, "fetch.queue.backoff.ms": 10,
-        "session.timeout.ms": 6000,
-    })  # fmt: skip
+    return Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "enable.partition.eof": eof,
+            "fetch.queue.backoff.ms": 10,
+            "session.timeout.ms": 6000,
+        }
+    )
 
 
 def consume_and_commit(bootstrap: str, group: str, topic: str, count: int, timeout: float = 60.0) -> Values:

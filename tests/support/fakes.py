@@ -35,8 +35,16 @@ class FakeProducer:
     error_cb: Any = None
     _reports: list[tuple[Any, Any]] = field(default_factory=list)
 
-    def produce(self, topic: str, value: bytes | None = None, key: bytes | None = None, partition: int = -1,
-                on_delivery: Any = None, headers: Any = None, **_: Any) -> None:  # fmt: skip
+    def produce(
+        self,
+        topic: str,
+        value: bytes | None = None,
+        key: bytes | None = None,
+        partition: int = -1,
+        on_delivery: Any = None,
+        headers: Any = None,
+        **_: Any,
+    ) -> None:
         if self.full:
             raise BufferError("Local: Queue full")
         if self.fail_next or self.broken:

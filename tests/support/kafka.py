@@ -68,10 +68,15 @@ def consume_all(
     isolation: str = "read_uncommitted",
 ) -> list[Message]:
     """Read from the beginning of every partition until `expected` records arrived (or fail at the deadline)."""
-    consumer = Consumer({
-        "bootstrap.servers": bootstrap, "group.id": f"mp-test-{uuid.uuid4().hex[:8]}",
-        "enable.auto.commit": False, "isolation.level": isolation, "fetch.queue.backoff.ms": 10,
-    })  # fmt: skip
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"mp-test-{uuid.uuid4().hex[:8]}",
+            "enable.auto.commit": False,
+            "isolation.level": isolation,
+            "fetch.queue.backoff.ms": 10,
+        }
+    )
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     records: list[Message] = []
     deadline = time.monotonic() + timeout
@@ -92,10 +97,16 @@ def consume_to_end(
     bootstrap: str, topic: str, partitions: int, isolation: str = "read_uncommitted", timeout: float = 120.0
 ) -> list[Message]:
     """Every record up to each partition's end (the last stable offset under read_committed)."""
-    consumer = Consumer({
-        "bootstrap.servers": bootstrap, "group.id": f"mp-test-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False,
-        "isolation.level": isolation, "enable.partition.eof": True, "fetch.queue.backoff.ms": 10,
-    })  # fmt: skip
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"mp-test-{uuid.uuid4().hex[:8]}",
+            "enable.auto.commit": False,
+            "isolation.level": isolation,
+            "enable.partition.eof": True,
+            "fetch.queue.backoff.ms": 10,
+        }
+    )
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     records: list[Message] = []
     at_end: set[int] = set()

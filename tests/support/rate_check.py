@@ -68,9 +68,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         mean = sum(values) / len(values) if values else 0.0
         within = worst <= args.tolerance
         ok &= within
-        print(f"{name}: brokers {brokers:.1f} records/s; dashboard mean {mean:.1f}, min {min(values):.1f}, "
-              f"max {max(values):.1f} over {len(values)} readings; worst deviation {worst:.1%} "
-              f"{'OK' if within else 'FAIL'}")  # fmt: skip
+        print(
+            f"{name}: brokers {brokers:.1f} records/s; dashboard mean {mean:.1f}, min {min(values):.1f}, "
+            f"max {max(values):.1f} over {len(values)} readings; worst deviation {worst:.1%} "
+            f"{'OK' if within else 'FAIL'}"
+        )
     return 0 if ok else 1
 
 

@@ -57,15 +57,26 @@ def record_value(partition: int, seq: int, size: int = 100) -> bytes:
 
 
 def produce_known(
-    bootstrap: str, topic: str, partitions: int, count: int, size: int = 100, start: int = 0,
-    transactional_id: str | None = None, timestamp_step_ms: int = 1,
-) -> None:  # fmt: skip
+    bootstrap: str,
+    topic: str,
+    partitions: int,
+    count: int,
+    size: int = 100,
+    start: int = 0,
+    transactional_id: str | None = None,
+    timestamp_step_ms: int = 1,
+) -> None:
     """count records spread round-robin over partitions, each with a key, two headers and a unique value.
 
     Record i gets CreateTime now + i * timestamp_step_ms: increasing across calls (the timestamp-fallback tests
     rely on it), but up to count ms in the future; latency measurements pass 0 so no record predates its copy."""
-    config: dict[str, Any] = {"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.num.messages": 10000,
-                              "queue.buffering.max.messages": 1000000, "enable.idempotence": True}  # fmt: skip
+    config: dict[str, Any] = {
+        "bootstrap.servers": bootstrap,
+        "linger.ms": 20,
+        "batch.num.messages": 10000,
+        "queue.buffering.max.messages": 1000000,
+        "enable.idempotence": True,
+    }
     if transactional_id:
         config["transactional.id"] = transactional_id
     producer = Producer(config)
@@ -77,8 +88,14 @@ def produce_known(
         headers = [("seq", str(seq).encode()), ("bin", bytes([i % 256, 0, 255]))]
         while True:
             try:
-                producer.produce(topic, record_value(p, seq, size), f"key-{i}".encode(), p,
-                                 headers=headers, timestamp=now_ms + i * timestamp_step_ms)  # fmt: skip
+                producer.produce(
+                    topic,
+                    record_value(p, seq, size),
+                    f"key-{i}".encode(),
+                    p,
+                    headers=headers,
+                    timestamp=now_ms + i * timestamp_step_ms,
+                )
                 break
             except BufferError:
                 producer.poll(0.1)

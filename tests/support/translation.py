@@ -28,10 +28,16 @@ class Copy:
 
 def read_partition(bootstrap: str, topic: str, partition: int, isolation: str, timeout: float = 60.0) -> list[Copy]:
     """Every record of one partition, from its log start to its end, as a consumer with `isolation` sees it."""
-    consumer = Consumer({
-        "bootstrap.servers": bootstrap, "group.id": f"mp-test-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False,
-        "isolation.level": isolation, "enable.partition.eof": True, "fetch.queue.backoff.ms": 10,
-    })  # fmt: skip
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"mp-test-{uuid.uuid4().hex[:8]}",
+            "enable.auto.commit": False,
+            "isolation.level": isolation,
+            "enable.partition.eof": True,
+            "fetch.queue.backoff.ms": 10,
+        }
+    )
     records: list[Copy] = []
     try:
         consumer.assign([TopicPartition(topic, partition, -2)])  # OFFSET_BEGINNING
@@ -55,9 +61,13 @@ def read_from(records: Sequence[Copy], position: int) -> list[Fingerprint]:
 
 
 def assert_exact(
-    source: Sequence[Copy], target: Sequence[Copy], upstream: int, downstream: int | None,
-    replicated: Callable[[Copy], bool] = lambda r: True, what: str = "",
-) -> None:  # fmt: skip
+    source: Sequence[Copy],
+    target: Sequence[Copy],
+    upstream: int,
+    downstream: int | None,
+    replicated: Callable[[Copy], bool] = lambda r: True,
+    what: str = "",
+) -> None:
     """Resuming downstream reads exactly what resuming upstream reads (minus records the flow does not copy)."""
     assert downstream is not None, f"{what}: upstream offset {upstream} was not translated"
     want = [r.fingerprint for r in source if r.offset >= upstream and replicated(r)]

@@ -13,8 +13,10 @@ class ClusterAliasField(serializers.SlugRelatedField[Cluster]):
     """SlugRelatedField on `alias`. A NUL byte is refused as invalid before the lookup (Postgres refuses NUL in
     text, which would otherwise surface as a 500); other strings are looked up as usual."""
 
-    default_error_messages = {**serializers.SlugRelatedField.default_error_messages,
-                              "nul": "NUL bytes are not allowed."}  # fmt: skip
+    default_error_messages = {
+        **serializers.SlugRelatedField.default_error_messages,
+        "nul": "NUL bytes are not allowed.",
+    }
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(slug_field="alias", queryset=Cluster.objects.all(), **kwargs)

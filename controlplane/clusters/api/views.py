@@ -53,10 +53,12 @@ class ClusterViewSet(AuditedModelViewSet[Cluster]):
         return start(jobs.CHECK, f"cluster.check:{cluster.pk}", jobs.saved_inputs(cluster), request)
 
     @extend_schema(
-        request=ClusterSerializer, responses=START_RESPONSES, operation_id="clusters_check_unsaved",
+        request=ClusterSerializer,
+        responses=START_RESPONSES,
+        operation_id="clusters_check_unsaved",
         description=_CHECK_DOC + " Only the credentials in the request are used. An operator may check only broker "
         "addresses of registered clusters (403 naming bootstrap_servers otherwise); an admin may check any.",
-    )  # fmt: skip
+    )
     @action(detail=False, methods=["post"], url_path="check")
     def check_unsaved(self, request: Request) -> Response:
         """Check a cluster's settings before saving them; nothing is saved and no stored secret is used."""

@@ -20,19 +20,22 @@ class StepJobSerializer(serializers.Serializer[Failover]):
     """The background job of the last step started: poll the failover until ``state`` is succeeded or failed."""
 
     step = serializers.CharField(source="job_step", help_text="the step the job runs ('' before any)")
-    state = serializers.ChoiceField(source="job_state", choices=JobState.choices,
-                                    help_text="idle, queued, running, succeeded or failed")  # fmt: skip
+    state = serializers.ChoiceField(
+        source="job_state", choices=JobState.choices, help_text="idle, queued, running, succeeded or failed"
+    )
     by = serializers.SerializerMethodField(help_text="username of who started it (null if unknown)")
     inputs = serializers.JSONField(source="job_inputs", help_text="the inputs the step runs with")
     queued_at = serializers.DateTimeField(source="job_queued_at", allow_null=True)
-    started_at = serializers.DateTimeField(source="job_started_at", allow_null=True,
-                                           help_text="when a worker started it (null while queued)")  # fmt: skip
+    started_at = serializers.DateTimeField(
+        source="job_started_at", allow_null=True, help_text="when a worker started it (null while queued)"
+    )
     finished_at = serializers.DateTimeField(source="job_finished_at", allow_null=True)
     expires_at = serializers.DateTimeField(
-        source="job_expires_at", allow_null=True,
+        source="job_expires_at",
+        allow_null=True,
         help_text="a queued or running job not finished by then is presumed dead (its worker was killed): the step "
         "can be started again, and a late result of the old job is discarded",
-    )  # fmt: skip
+    )
     expired = serializers.SerializerMethodField(help_text="queued or running, but past expires_at")
     error = serializers.CharField(source="job_error", help_text="why the job failed ('' unless state is failed)")
     result = serializers.SerializerMethodField(
@@ -63,8 +66,23 @@ class FailoverSerializer(serializers.ModelSerializer[Failover]):
 
     class Meta:
         model = Failover
-        fields = ["id", "mode", "source", "target", "groups", "dry_run", "drain_threshold", "step", "status",
-                  "steps", "stepper", "job", "created_by", "created_at", "updated_at"]  # fmt: skip
+        fields = [
+            "id",
+            "mode",
+            "source",
+            "target",
+            "groups",
+            "dry_run",
+            "drain_threshold",
+            "step",
+            "status",
+            "steps",
+            "stepper",
+            "job",
+            "created_by",
+            "created_at",
+            "updated_at",
+        ]
         read_only_fields = ["step", "status", "steps", "created_by", "created_at", "updated_at"]
 
     def get_stepper(self, failover: Failover) -> list[dict[str, str]]:
@@ -110,8 +128,12 @@ def _groups_in_flight(groups: list[str]) -> list[str]:
 
 class PreflightSerializer(serializers.Serializer[dict[str, Any]]):
     proceed = serializers.BooleanField(default=False, help_text="move on if nothing fails and warnings are acked")
-    acknowledge = serializers.ListField(child=serializers.CharField(max_length=64), required=False, default=list,
-                                        help_text="codes of the warnings the operator accepts")  # fmt: skip
+    acknowledge = serializers.ListField(
+        child=serializers.CharField(max_length=64),
+        required=False,
+        default=list,
+        help_text="codes of the warnings the operator accepts",
+    )
 
 
 class FenceSerializer(serializers.Serializer[dict[str, Any]]):
@@ -131,8 +153,9 @@ class AbortSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class DrainThresholdSerializer(serializers.Serializer[dict[str, Any]]):
-    drain_threshold = serializers.IntegerField(min_value=0, max_value=2**31 - 1,
-                                               help_text="records of flow lag the drain waits for")  # fmt: skip
+    drain_threshold = serializers.IntegerField(
+        min_value=0, max_value=2**31 - 1, help_text="records of flow lag the drain waits for"
+    )
 
 
 class BusySerializer(serializers.Serializer[dict[str, Any]]):

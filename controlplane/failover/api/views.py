@@ -45,15 +45,26 @@ def _step(name: str, inputs: type[BaseSerializer[Any]], doc: str) -> Any:
     return extend_schema(request=inputs, responses=responses)(decorated)
 
 
-class FailoverViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
-                      viewsets.GenericViewSet[Failover]):  # fmt: skip
+class FailoverViewSet(
+    mixins.CreateModelMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Failover]
+):
     """A failover is created by its plan (step 1), then walked step by step; every step is audited."""
 
     queryset = Failover.objects.select_related("source", "target", "created_by", "job_by")
     serializer_class = s.FailoverSerializer
     permission_classes = [HasRole]
-    operator_actions = ("create", "preflight", "drain", "fence", "checkpoint", "apply", "verify", "failback", "abort",
-                        "drain_threshold")  # fmt: skip
+    operator_actions = (
+        "create",
+        "preflight",
+        "drain",
+        "fence",
+        "checkpoint",
+        "apply",
+        "verify",
+        "failback",
+        "abort",
+        "drain_threshold",
+    )
 
     preflight = _step("preflight", s.PreflightSerializer, "2. Run the checks; warnings named in acknowledge pass.")
     drain = _step("drain", s.EmptySerializer, "3. Planned only: poll until the flow lag is at most the threshold.")
@@ -70,8 +81,14 @@ class FailoverViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins.Ret
         # The plan as validated, not the raw request: unknown fields are not kept (and a NUL in one would make
         # Postgres refuse the JSON, a 500).
         inputs = {name: planned[name] for name in PLAN_FIELDS}
-        failover.steps = {Step.PLAN: {"inputs": inputs, "result": {"created": failover.pk},
-                                      "by": self.request.user.get_username(), "complete": True}}  # fmt: skip
+        failover.steps = {
+            Step.PLAN: {
+                "inputs": inputs,
+                "result": {"created": failover.pk},
+                "by": self.request.user.get_username(),
+                "complete": True,
+            }
+        }
         failover.save(update_fields=["steps"])
 
     @extend_schema(request=s.AbortSerializer, responses={200: s.FailoverSerializer, 409: s.BusySerializer})
@@ -95,8 +112,9 @@ class FailoverViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins.Ret
         inputs = s.DrainThresholdSerializer(data=request.data)
         inputs.is_valid(raise_exception=True)
         try:
-            failover = machine.set_drain_threshold(self.get_object().pk, inputs.validated_data["drain_threshold"],
-                                                   request.user)  # fmt: skip
+            failover = machine.set_drain_threshold(
+                self.get_object().pk, inputs.validated_data["drain_threshold"], request.user
+            )
         except machine.WrongStep as exc:
             raise StepConflict(str(exc)) from None
         return Response(s.FailoverSerializer(failover).data)

@@ -42,10 +42,20 @@ def drain_step(failover: Failover, inputs: dict[str, Any]) -> Outcome:
     done = lag is not None and lag <= threshold and (threshold > 0 or _still(trend))
     progress = 1.0 if done else (0.0 if not initial or lag is None else max(0.0, 1 - lag / max(initial, 1)))
     why = None if done else _why(lag, threshold, lag_rate, write_rate)
-    result = {"lag": lag, "initial_lag": initial, "threshold": threshold, "progress": round(progress, 3),
-              "waiting": not done, "trend": trend, "lag_rate": lag_rate, "source_write_rate": write_rate,
-              "producers_writing": writing, "eta_seconds": 0 if done else _eta(lag, threshold, lag_rate),
-              "source_error": source_error, "why": why}  # fmt: skip
+    result = {
+        "lag": lag,
+        "initial_lag": initial,
+        "threshold": threshold,
+        "progress": round(progress, 3),
+        "waiting": not done,
+        "trend": trend,
+        "lag_rate": lag_rate,
+        "source_write_rate": write_rate,
+        "producers_writing": writing,
+        "eta_seconds": 0 if done else _eta(lag, threshold, lag_rate),
+        "source_error": source_error,
+        "why": why,
+    }
     return result, done
 
 
@@ -61,8 +71,12 @@ def _still(trend: list[dict[str, Any]]) -> bool:
 def _source_end(failover: Failover, status: dict[str, Any], policy: ReplicationPolicy) -> tuple[int | None, str]:
     """The sum of the source end offsets of the data partitions the flow replicates (None if unknown, with why).
     Heartbeat and internal topics are left out: replication itself writes them every second or so."""
-    reported = {(p["topic"], p["partition"]) for task in status["tasks"] for p in task["partitions"]
-                if p.get("topic") is not None and p.get("partition") is not None}  # fmt: skip
+    reported = {
+        (p["topic"], p["partition"])
+        for task in status["tasks"]
+        for p in task["partitions"]
+        if p.get("topic") is not None and p.get("partition") is not None
+    }
     partitions = sorted((t, p) for t, p in reported if not is_heartbeats_topic(policy, t) and not is_internal_topic(t))
     if not partitions:
         return None, ""
@@ -97,12 +111,18 @@ def _why(lag: int | None, threshold: int, lag_rate: float | None, write_rate: fl
     if threshold == 0 and write_rate is None:
         return "waiting for a second check, to see whether the source producers have stopped writing"
     if write_rate is not None and write_rate > 0 and threshold == 0 and lag == 0:
-        return (f"the lag reads 0, but the source producers are still writing (~{write_rate:,.0f} records/s): a drain "
-                "to 0 completes once the source end offsets stop moving; stop them or raise the threshold")  # fmt: skip
+        return (
+            f"the lag reads 0, but the source producers are still writing (~{write_rate:,.0f} records/s): a drain "
+            "to 0 completes once the source end offsets stop moving; stop them or raise the threshold"
+        )
     if write_rate is not None and write_rate > 0 and threshold == 0:
-        return (f"the source producers are still writing (~{write_rate:,.0f} records/s), so the lag cannot reach 0: "
-                "stop them (the fence step needs that anyway) or raise the threshold")  # fmt: skip
+        return (
+            f"the source producers are still writing (~{write_rate:,.0f} records/s), so the lag cannot reach 0: "
+            "stop them (the fence step needs that anyway) or raise the threshold"
+        )
     if write_rate is not None and write_rate > 0 and (lag_rate is None or lag_rate >= 0):
-        return (f"the lag is not going down: the producers write ~{write_rate:,.0f} records/s, about as fast as the "
-                "flow replicates; raise the threshold or stop them")  # fmt: skip
+        return (
+            f"the lag is not going down: the producers write ~{write_rate:,.0f} records/s, about as fast as the "
+            "flow replicates; raise the threshold or stop them"
+        )
     return None

@@ -41,8 +41,13 @@ def failback_step(failover: Failover, inputs: dict[str, Any], user: AbstractBase
 def reverse_values(forward: Flow) -> dict[str, Any]:
     """The forward flow's properties (filters, policy, intervals, delivery) with the clusters swapped."""
     values = {name: getattr(forward, name) for name in FLOW_PROPERTY_FIELDS}
-    values.update(source=forward.target.alias, target=forward.source.alias, emit_offset_syncs_enabled=True,
-                  emit_checkpoints_enabled=True, emit_heartbeats_enabled=True)  # fmt: skip
+    values.update(
+        source=forward.target.alias,
+        target=forward.source.alias,
+        emit_offset_syncs_enabled=True,
+        emit_checkpoints_enabled=True,
+        emit_heartbeats_enabled=True,
+    )
     return values
 
 

@@ -45,8 +45,11 @@ def committed(client: AdminClient, group: str) -> dict[Partition, int]:
     """The group's committed offsets, every topic; partitions with no commit are left out."""
     request = [ConsumerGroupTopicPartitions(group)]
     result = client.list_consumer_group_offsets(request, request_timeout=TIMEOUT)[group].result(timeout=TIMEOUT)
-    return {(tp.topic, tp.partition): tp.offset for tp in result.topic_partitions or [] if tp.error is None
-            and tp.offset >= 0}  # fmt: skip
+    return {
+        (tp.topic, tp.partition): tp.offset
+        for tp in result.topic_partitions or []
+        if tp.error is None and tp.offset >= 0
+    }
 
 
 @dataclass(frozen=True)

@@ -67,10 +67,18 @@ def claim(pk: int, step: str, inputs: dict[str, Any], user: User) -> str:
     now, token = timezone.now(), uuid.uuid4().hex
     free = ~Q(job_state__in=ACTIVE_JOB) | Q(job_expires_at__lt=now) | Q(job_expires_at__isnull=True)
     claimed = Failover.objects.filter(free, pk=pk, status=Status.ACTIVE, step=step).update(
-        job_state=JobState.QUEUED, job_step=step, job_token=token, job_inputs=inputs,
-        job_by=user if isinstance(user, AbstractBaseUser) else None, job_queued_at=now, job_started_at=None,
-        job_finished_at=None, job_expires_at=now + timedelta(seconds=QUEUED_SECONDS), job_error="", updated_at=now,
-    )  # fmt: skip
+        job_state=JobState.QUEUED,
+        job_step=step,
+        job_token=token,
+        job_inputs=inputs,
+        job_by=user if isinstance(user, AbstractBaseUser) else None,
+        job_queued_at=now,
+        job_started_at=None,
+        job_finished_at=None,
+        job_expires_at=now + timedelta(seconds=QUEUED_SECONDS),
+        job_error="",
+        updated_at=now,
+    )
     if claimed == 1:
         return token
     failover = Failover.objects.get(pk=pk)
@@ -122,8 +130,13 @@ def fail(pk: int, token: str, error: str) -> bool:
             return False
         _finished(failover, JobState.FAILED, error[:2000])
         failover.save()
-        record(failover.job_by, f"failover.{failover.job_step}", failover, before={"inputs": failover.job_inputs},
-               after={"complete": False, "error": failover.job_error})  # fmt: skip
+        record(
+            failover.job_by,
+            f"failover.{failover.job_step}",
+            failover,
+            before={"inputs": failover.job_inputs},
+            after={"complete": False, "error": failover.job_error},
+        )
     return True
 
 
@@ -132,12 +145,19 @@ def _finished(failover: Failover, state: str, error: str) -> None:
     failover.job_finished_at, failover.job_expires_at = timezone.now(), None
 
 
-def store(failover: Failover, step: str, inputs: dict[str, Any], result: dict[str, Any], user: User,
-          complete: bool) -> None:  # fmt: skip
+def store(
+    failover: Failover, step: str, inputs: dict[str, Any], result: dict[str, Any], user: User, complete: bool
+) -> None:
     by = user.get_username() if isinstance(user, AbstractBaseUser) else ""
     attempts = int((failover.steps.get(step) or {}).get("attempts", 0)) + 1
-    entry = {"inputs": inputs, "result": result, "by": by, "at": timezone.now().isoformat(), "complete": complete,
-             "attempts": attempts}  # fmt: skip
+    entry = {
+        "inputs": inputs,
+        "result": result,
+        "by": by,
+        "at": timezone.now().isoformat(),
+        "complete": complete,
+        "attempts": attempts,
+    }
     failover.steps = {**failover.steps, step: entry}
 
 
@@ -172,13 +192,20 @@ def set_drain_threshold(pk: int, threshold: int, user: User) -> Failover:
     with transaction.atomic():
         failover = Failover.objects.select_for_update().get(pk=pk)
         if failover.status != Status.ACTIVE or failover.step not in (Step.PREFLIGHT, Step.DRAIN):
-            raise WrongStep(f"the failover is {failover.get_status_display().lower()} at step {failover.step}: "
-                            "the drain threshold can only change before the drain completes")  # fmt: skip
+            raise WrongStep(
+                f"the failover is {failover.get_status_display().lower()} at step {failover.step}: "
+                "the drain threshold can only change before the drain completes"
+            )
         before = failover.drain_threshold
         failover.drain_threshold = threshold
         failover.save(update_fields=["drain_threshold", "updated_at"])
-        record(user, "failover.drain_threshold", failover, before={"drain_threshold": before},
-               after={"drain_threshold": threshold})  # fmt: skip
+        record(
+            user,
+            "failover.drain_threshold",
+            failover,
+            before={"drain_threshold": before},
+            after={"drain_threshold": threshold},
+        )
     return failover
 
 

@@ -128,8 +128,11 @@ def _backwards(client: Any, wanted: dict[str, dict[tuple[str, int], int]]) -> li
 
 
 def _listed(wanted: dict[str, dict[tuple[str, int], int]]) -> list[dict[str, Any]]:
-    return [{"group": g, "topic": t, "partition": p, "offset": o} for g, offs in wanted.items()
-            for (t, p), o in sorted(offs.items())]  # fmt: skip
+    return [
+        {"group": g, "topic": t, "partition": p, "offset": o}
+        for g, offs in wanted.items()
+        for (t, p), o in sorted(offs.items())
+    ]
 
 
 def verify_step(failover: Failover, inputs: dict[str, Any]) -> Outcome:
@@ -146,8 +149,16 @@ def verify_step(failover: Failover, inputs: dict[str, Any]) -> Outcome:
             found = current.get((topic, partition))
             match = failover.dry_run or found == offset
             ok = ok and match
-            rows.append({"group": group, "topic": topic, "partition": partition, "expected": offset,
-                         "committed": found, "match": match})  # fmt: skip
+            rows.append(
+                {
+                    "group": group,
+                    "topic": topic,
+                    "partition": partition,
+                    "expected": offset,
+                    "committed": found,
+                    "match": match,
+                }
+            )
     return {"rows": rows, "checklist": checklist(failover, rows), "dry_run": failover.dry_run}, ok
 
 

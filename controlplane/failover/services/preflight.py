@@ -60,8 +60,14 @@ def run(failover: Failover, flows: Flows) -> list[Result]:
     target_up, target_error = kafka.reachable(failover.target)
     inputs = Inputs(failover, flows, up, error, "" if target_up else target_error or "no broker answered")
     checks: list[Callable[[Inputs], Result]] = [
-        source_reachable, flow_healthy, heartbeats_fresh, checkpoints_exist, target_groups_empty, acls_on_target, rpo,
-    ]  # fmt: skip
+        source_reachable,
+        flow_healthy,
+        heartbeats_fresh,
+        checkpoints_exist,
+        target_groups_empty,
+        acls_on_target,
+        rpo,
+    ]
     if failover.mode == Mode.FAILBACK:
         checks.insert(2, return_flow)
     return [_guarded(check, inputs) for check in checks]
@@ -132,8 +138,10 @@ def heartbeats_fresh(i: Inputs) -> Result:
 def checkpoints_exist(i: Inputs) -> Result:
     flow, groups, label = i.flows.forward, i.failover.groups, "Checkpoints exist for the groups"
     if i.failover.mode == Mode.FAILBACK and i.flows.inverse is not None:
-        detail = (f"positions in the copies {i.flows.inverse.name} made translate back through its offset syncs; "
-                  "checkpoints are needed only for topics produced in the source")  # fmt: skip
+        detail = (
+            f"positions in the copies {i.flows.inverse.name} made translate back through its offset syncs; "
+            "checkpoints are needed only for topics produced in the source"
+        )
         return Result("checkpoints_exist", label, Check.INFO, detail)
     if flow is None:
         return Result("checkpoints_exist", label, Check.FAIL, "no flow, so no checkpoints")

@@ -70,8 +70,19 @@ class Planner:
             t = self._translator.translate(topic, partition, offset)
             exact = t.method == SYNC
             zero = 0 if exact else None
-            return PartitionPlan(group, topic, partition, offset, t.remote_topic, t.downstream_offset, t.method, exact,
-                                 t.window, zero, zero)  # fmt: skip
+            return PartitionPlan(
+                group,
+                topic,
+                partition,
+                offset,
+                t.remote_topic,
+                t.downstream_offset,
+                t.method,
+                exact,
+                t.window,
+                zero,
+                zero,
+            )
         note = "no flow replicates this topic to the target: the group has no position there"
         return PartitionPlan(group, topic, partition, offset, topic, None, NONE, False, note)
 
@@ -94,8 +105,10 @@ class Planner:
         assert self._inverse_reader is not None
         found = upstream_position(self._inverse_reader.store, origin, partition, offset)
         if found is None:
-            note = (f"offset syncs of {self.inverse.name if self.inverse else '?'} do not cover position {offset} of "
-                    f"{topic}: it was not replicated from {origin}, or replication has not reached it")  # fmt: skip
+            note = (
+                f"offset syncs of {self.inverse.name if self.inverse else '?'} do not cover position {offset} of "
+                f"{topic}: it was not replicated from {origin}, or replication has not reached it"
+            )
             return PartitionPlan(group, topic, partition, offset, origin, None, INVERSE, False, note)
         return PartitionPlan(group, topic, partition, offset, origin, found, INVERSE, True, "", 0, 0)
 
@@ -105,8 +118,21 @@ def from_checkpoints(group: str, checkpoints: dict[Partition, Checkpoint], upstr
     plans = []
     for (remote, partition), cp in sorted(checkpoints.items()):
         when = "" if cp.timestamp is None else f" of {datetime.fromtimestamp(cp.timestamp / 1000, UTC):%H:%M:%S} UTC"
-        note = (f"last checkpoint{when}: what the group read after it is read again; writes not replicated "
-                "before the outage are missing (RPO)")  # fmt: skip
-        plans.append(PartitionPlan(group, upstream_topic(remote) or remote, partition, cp.upstream_offset, remote,
-                                   cp.downstream_offset, CHECKPOINT, False, note))  # fmt: skip
+        note = (
+            f"last checkpoint{when}: what the group read after it is read again; writes not replicated "
+            "before the outage are missing (RPO)"
+        )
+        plans.append(
+            PartitionPlan(
+                group,
+                upstream_topic(remote) or remote,
+                partition,
+                cp.upstream_offset,
+                remote,
+                cp.downstream_offset,
+                CHECKPOINT,
+                False,
+                note,
+            )
+        )
     return plans

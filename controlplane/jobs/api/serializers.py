@@ -25,8 +25,18 @@ class JobSerializer(serializers.ModelSerializer[Job]):
 
     class Meta:
         model = Job
-        fields = ["id", "kind", "state", "url", "result", "error", "created_at", "started_at", "finished_at",
-                  "expires_at"]  # fmt: skip
+        fields = [
+            "id",
+            "kind",
+            "state",
+            "url",
+            "result",
+            "error",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "expires_at",
+        ]
         read_only_fields = fields
 
     def get_url(self, job: Job) -> str:

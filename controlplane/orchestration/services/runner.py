@@ -72,9 +72,13 @@ def _replicate(assignment: TaskAssignment, lease: leases.Lease, stopping: thread
     if accept_loss:
         config = config.replace(on_data_loss="continue")
     task = ReplicationTask(
-        config, task_id=assignment.task_id, owns=lambda t, p: (t, p) in owned, metrics=registry, sync_configs=False,
+        config,
+        task_id=assignment.task_id,
+        owns=lambda t, p: (t, p) in owned,
+        metrics=registry,
+        sync_configs=False,
         provisioned=True,  # the controller dispatches a flow's tasks only after its topics were provisioned
-    )  # fmt: skip
+    )
     renew_every = leases.lease_seconds() / 3
     # Task 0 also runs the flow's heartbeats, checkpoints and group offset sync, as the standalone runner does.
     side = SideEmitters(config, stopping).start() if assignment.task_id == 0 else None
@@ -97,9 +101,13 @@ def _replicate(assignment: TaskAssignment, lease: leases.Lease, stopping: thread
 
 
 def _renew_or_stop(
-    assignment: TaskAssignment, lease: leases.Lease, task: ReplicationTask, registry: MetricsRegistry,
-    owned: set[tuple[str, int]], generation: int,
-) -> None:  # fmt: skip
+    assignment: TaskAssignment,
+    lease: leases.Lease,
+    task: ReplicationTask,
+    registry: MetricsRegistry,
+    owned: set[tuple[str, int]],
+    generation: int,
+) -> None:
     close_old_connections()
     reported = [[t, p] for t, p in sorted(task.states)]
     if not leases.renew(lease, status=_status(registry, task), reported_partitions=reported):

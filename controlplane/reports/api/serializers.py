@@ -12,10 +12,31 @@ MAX_PARAMETERS = 20
 class ReportSerializer(serializers.ModelSerializer[Report]):
     class Meta:
         model = Report
-        fields = ["id", "job", "since", "until", "parameters", "status", "created_at", "started_at", "finished_at",
-                  "duration_seconds", "output", "summary", "error"]  # fmt: skip
-        read_only_fields = ["status", "created_at", "started_at", "finished_at", "duration_seconds", "output",
-                            "summary", "error"]  # fmt: skip
+        fields = [
+            "id",
+            "job",
+            "since",
+            "until",
+            "parameters",
+            "status",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "duration_seconds",
+            "output",
+            "summary",
+            "error",
+        ]
+        read_only_fields = [
+            "status",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "duration_seconds",
+            "output",
+            "summary",
+            "error",
+        ]
 
     def validate_parameters(self, value: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(value, dict) or len(value) > MAX_PARAMETERS:

@@ -87,11 +87,12 @@ class FlowPreviewView(APIView):
     permission_classes = [IsViewer]
 
     @extend_schema(
-        request=PreviewSerializer, responses=START_RESPONSES,
+        request=PreviewSerializer,
+        responses=START_RESPONSES,
         description="Queues the preview and answers 202 with the job at once; poll its `url`. The job's result: "
         "`topics` (topic, replicated, remote_topic, reason), `replicated`, `total`, `loops`, `refused`, and "
         "`error` when the source's topics could not be listed. One preview per user runs at a time (409).",
-    )  # fmt: skip
+    )
     def post(self, request: Request) -> Response:
         serializer = PreviewSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)

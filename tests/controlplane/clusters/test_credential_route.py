@@ -44,8 +44,15 @@ def authenticate(cluster: Cluster, broker: FakeSaslBroker) -> None:
 
 
 def sasl_cluster(admin: Http, bootstrap: str, **fields: Any) -> dict[str, Any]:
-    data = {"alias": "vault", "bootstrap_servers": bootstrap, "security_protocol": "SASL_PLAINTEXT",
-            "sasl_mechanism": "PLAIN", "sasl_username": "mirror", "sasl_password": PASSWORD, **fields}  # fmt: skip
+    data = {
+        "alias": "vault",
+        "bootstrap_servers": bootstrap,
+        "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": "PLAIN",
+        "sasl_username": "mirror",
+        "sasl_password": PASSWORD,
+        **fields,
+    }
     response = admin.post("/api/v1/clusters/", data)
     assert response.status_code == 201, response.text
     return dict(response.json())
@@ -124,8 +131,13 @@ def test_edits_that_keep_the_route_keep_the_password(live_server: Any) -> None:
 
 @pytest.mark.django_db
 def test_the_rule_lives_in_the_model_for_every_path_that_edits_a_cluster() -> None:
-    cluster = Cluster(alias="vault", bootstrap_servers="a:1", security_protocol="SASL_PLAINTEXT",
-                      sasl_mechanism="PLAIN", sasl_username="u")  # fmt: skip
+    cluster = Cluster(
+        alias="vault",
+        bootstrap_servers="a:1",
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="PLAIN",
+        sasl_username="u",
+    )
     cluster.sasl_password = PASSWORD
     cluster.save()
 

@@ -52,8 +52,14 @@ def test_the_plan_step_keeps_the_validated_plan_not_the_raw_request(
     response = api("operator").post(URL, plan(extra={"x": "a\x00b"}), format="json")
     assert response.status_code == 201, response.content
     stored = Failover.objects.get().steps["plan"]["inputs"]
-    assert stored == {"mode": "planned", "source": "us-west", "target": "us-east", "groups": ["billing"],
-                      "dry_run": False, "drain_threshold": 0}  # fmt: skip
+    assert stored == {
+        "mode": "planned",
+        "source": "us-west",
+        "target": "us-east",
+        "groups": ["billing"],
+        "dry_run": False,
+        "drain_threshold": 0,
+    }
 
 
 @pytest.mark.parametrize(

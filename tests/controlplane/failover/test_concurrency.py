@@ -77,8 +77,12 @@ def worker_env(tmp_path: Path) -> dict[str, str]:
     broker = str(settings.CELERY_BROKER_URL)
     if broker.startswith("redis://"):
         redis.Redis.from_url(broker).flushdb()
-    return {**os.environ, "DATABASE_URL": url, "CELERY_BROKER_URL": broker,
-            "MIRRORPLANE_STATE_DIR": str(tmp_path / "state")}  # fmt: skip
+    return {
+        **os.environ,
+        "DATABASE_URL": url,
+        "CELERY_BROKER_URL": broker,
+        "MIRRORPLANE_STATE_DIR": str(tmp_path / "state"),
+    }
 
 
 def user(name: str, role: str) -> tuple[User, str]:
@@ -99,8 +103,9 @@ class Http:
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None, step: bool = False) -> requests.Response:
         started = time.monotonic()
-        response = requests.request(method, self.base + path, json=body, timeout=60,
-                                    headers={"Authorization": f"Token {self.token}"})  # fmt: skip
+        response = requests.request(
+            method, self.base + path, json=body, timeout=60, headers={"Authorization": f"Token {self.token}"}
+        )
         elapsed = (time.monotonic() - started) * 1000
         self.note(response, f"{method} {path}", elapsed if step else None)
         return response
@@ -187,8 +192,13 @@ def test_steps_run_while_clusters_and_flows_are_edited_and_users_log_in_with_no_
             log_in(live_server.url, admin)
 
     with ThreadPoolExecutor(5) as pool:
-        futures = [pool.submit(steps), pool.submit(edits, 1), pool.submit(edits, 2), pool.submit(logins),
-                   pool.submit(logins)]  # fmt: skip
+        futures = [
+            pool.submit(steps),
+            pool.submit(edits, 1),
+            pool.submit(edits, 2),
+            pool.submit(logins),
+            pool.submit(logins),
+        ]
         for future in futures:
             future.result()
     assert jobs["succeeded"] >= 1 and not jobs["failed"], jobs
@@ -204,8 +214,9 @@ def log_in(base: str, http: Http) -> None:
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
     assert token is not None
     form = {"csrfmiddlewaretoken": token.group(1), "username": "walker", "password": PASSWORD, "next": "/"}
-    answer = session.post(f"{base}/login/", data=form, headers={"Referer": f"{base}/login/"}, timeout=60,
-                          allow_redirects=False)  # fmt: skip
+    answer = session.post(
+        f"{base}/login/", data=form, headers={"Referer": f"{base}/login/"}, timeout=60, allow_redirects=False
+    )
     http.note(answer, "POST /login/")
     assert answer.status_code == 302, answer.status_code
 
@@ -215,9 +226,11 @@ def report(what: str, *clients: Http) -> None:
     step_ms = sorted(ms for c in clients for ms in c.step_ms)
     p99 = step_ms[min(len(step_ms) - 1, int(len(step_ms) * 0.99))]
     fives = sum(n for code, n in statuses.items() if code >= 500)
-    print(f"\n[{connection.vendor}] {what}: {sum(statuses.values())} requests {dict(sorted(statuses.items()))}, "
-          f"5xx={fives}; step POSTs n={len(step_ms)} p50={statistics.median(step_ms):.0f} ms p99={p99:.0f} ms "
-          f"max={step_ms[-1]:.0f} ms")  # fmt: skip
+    print(
+        f"\n[{connection.vendor}] {what}: {sum(statuses.values())} requests {dict(sorted(statuses.items()))}, "
+        f"5xx={fives}; step POSTs n={len(step_ms)} p50={statistics.median(step_ms):.0f} ms p99={p99:.0f} ms "
+        f"max={step_ms[-1]:.0f} ms"
+    )
 
 
 def test_a_step_whose_worker_is_killed_mid_job_can_be_started_again_once_its_claim_expires(

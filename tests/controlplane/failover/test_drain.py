@@ -64,8 +64,11 @@ def test_a_falling_lag_gives_an_eta_and_the_drain_completes_at_the_threshold(fak
     fake.update(now=1010.0, lag=500)  # falling 40 records/s, nothing written: (500 - 100) / 40 = 10 s
     result = poll(failover)
     assert (result["lag_rate"], result["eta_seconds"], result["producers_writing"], result["why"]) == (
-        -40.0, 10.0, False, None,
-    )  # fmt: skip
+        -40.0,
+        10.0,
+        False,
+        None,
+    )
     fake.update(now=1020.0, lag=90)
     result, complete = drain.drain_step(failover, {})
     assert complete and result["eta_seconds"] == 0 and result["initial_lag"] == 900

@@ -26,10 +26,16 @@ PARTITIONS = 2
 def make_flow(clusters: dict[str, str], topic: str, groups: str) -> Flow:
     west, east = (Cluster.objects.create(alias=a, bootstrap_servers=clusters[a]) for a in ("us-west", "us-east"))
     return Flow.objects.create(
-        source=west, target=east, topics=[topic], groups=[groups], refresh_topics_interval_seconds=2,
-        refresh_groups_interval_seconds=2, offset_flush_interval_ms=200, emit_checkpoints_interval_seconds=1,
+        source=west,
+        target=east,
+        topics=[topic],
+        groups=[groups],
+        refresh_topics_interval_seconds=2,
+        refresh_groups_interval_seconds=2,
+        offset_flush_interval_ms=200,
+        emit_checkpoints_interval_seconds=1,
         emit_heartbeats_interval_seconds=1,
-    )  # fmt: skip
+    )
 
 
 def step(client: APIClient, pk: int, name: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -54,9 +60,12 @@ def until_step(client: APIClient, pk: int, name: str, want: str, body: dict[str,
 
 
 def test_a_planned_failover_moves_a_mid_stream_group_with_nothing_reread_or_skipped(
-    kafka_clusters: dict[str, str], celery_env: dict[str, str], celery_processes: Processes, tmp_path: Path,
+    kafka_clusters: dict[str, str],
+    celery_env: dict[str, str],
+    celery_processes: Processes,
+    tmp_path: Path,
     api: Callable[[str | None], APIClient],
-) -> None:  # fmt: skip
+) -> None:
     topic, group = unique_topic("fo"), unique_topic("fo-group")
     west, east = kafka_clusters["us-west"], kafka_clusters["us-east"]
     create_topic(west, topic, partitions=PARTITIONS)
@@ -85,9 +94,14 @@ def test_a_planned_failover_moves_a_mid_stream_group_with_nothing_reread_or_skip
     assert done["status"] == "completed"
     assert Flow.objects.filter(source__alias="us-east", target__alias="us-west").exists()
     assert {r.action for r in AuditRecord.objects.filter(object_type="failover.failover")} >= {
-        "failover.plan", "failover.preflight", "failover.fence", "failover.checkpoint", "failover.apply",
-        "failover.verify", "failover.failback",
-    }  # fmt: skip
+        "failover.plan",
+        "failover.preflight",
+        "failover.fence",
+        "failover.checkpoint",
+        "failover.apply",
+        "failover.verify",
+        "failover.failback",
+    }
 
     preview = done["steps"]["checkpoint"]["result"]["preview"]
     assert all(row["method"] == "sync" and row["exact"] for row in preview), preview

@@ -28,8 +28,9 @@ pytestmark = [pytest.mark.kafka, pytest.mark.django_db]
 def group(kafka_clusters: dict[str, str]) -> Iterator[str]:
     name = unique_topic("acl-group")
     yield name
-    wanted = AclBindingFilter(ResourceType.GROUP, name, ResourcePatternType.LITERAL, None, None,
-                              AclOperation.ANY, AclPermissionType.ANY)  # fmt: skip
+    wanted = AclBindingFilter(
+        ResourceType.GROUP, name, ResourcePatternType.LITERAL, None, None, AclOperation.ANY, AclPermissionType.ANY
+    )
     for alias in ("us-west", "us-east"):
         client = admin(kafka_clusters[alias])
         client.delete_acls([wanted])[wanted].result(timeout=30)
@@ -41,8 +42,15 @@ def test_a_group_acl_missing_on_the_target_fails_preflight_by_name_until_it_exis
     west, east = (Cluster.objects.create(alias=a, bootstrap_servers=kafka_clusters[a]) for a in ("us-west", "us-east"))
     failover = Failover(mode="planned", source=west, target=east, groups=[group])
     inputs = preflight.Inputs(failover, None, True, "")  # type: ignore[arg-type]  # the ACL check reads no flow
-    binding = AclBinding(ResourceType.GROUP, group, ResourcePatternType.LITERAL, "User:alice", "*",
-                         AclOperation.READ, AclPermissionType.ALLOW)  # fmt: skip
+    binding = AclBinding(
+        ResourceType.GROUP,
+        group,
+        ResourcePatternType.LITERAL,
+        "User:alice",
+        "*",
+        AclOperation.READ,
+        AclPermissionType.ALLOW,
+    )
     source_admin, target_admin = admin(kafka_clusters["us-west"]), admin(kafka_clusters["us-east"])
 
     assert preflight.acls_on_target(inputs).detail == "0 group ACL(s) of the source exist on the target"

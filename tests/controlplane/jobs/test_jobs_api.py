@@ -77,14 +77,25 @@ def test_checking_an_unreachable_cluster_answers_202_and_the_job_fails_with_libr
 def test_an_unsaved_check_uses_only_the_request_password_and_keeps_it_out_of_the_job(
     api: Api, eager: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    Cluster.objects.create(alias="secure", bootstrap_servers=UNREACHABLE, security_protocol="SASL_PLAINTEXT",
-                           sasl_mechanism="PLAIN", sasl_username="mirror")  # fmt: skip
+    Cluster.objects.create(
+        alias="secure",
+        bootstrap_servers=UNREACHABLE,
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="PLAIN",
+        sasl_username="mirror",
+    )
     Cluster.objects.filter(alias="secure").update(sasl_password_encrypted="stored-token-not-used")
     seen: list[str] = []
     real = cluster_services.connectivity_check
     monkeypatch.setattr(cluster_services, "connectivity_check", lambda c: seen.append(c.sasl_password) or real(c))
-    body = {"alias": "secure2", "bootstrap_servers": UNREACHABLE, "security_protocol": "SASL_PLAINTEXT",
-            "sasl_mechanism": "PLAIN", "sasl_username": "mirror", "sasl_password": PASSWORD}  # fmt: skip
+    body = {
+        "alias": "secure2",
+        "bootstrap_servers": UNREACHABLE,
+        "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": "PLAIN",
+        "sasl_username": "mirror",
+        "sasl_password": PASSWORD,
+    }
     response = api("admin").post("/api/v1/clusters/check/", body, format="json")
     assert response.status_code == 202, response.content
     job = poll(api("admin"), response.json())
@@ -99,16 +110,19 @@ def test_an_unsaved_check_uses_only_the_request_password_and_keeps_it_out_of_the
 @pytest.mark.django_db(transaction=True)
 def test_an_operator_checks_unsaved_settings_only_against_registered_brokers(api: Api, eager: None) -> None:
     Cluster.objects.create(alias="known", bootstrap_servers=f"{UNREACHABLE},127.0.0.1:2")
-    refused = api("operator").post("/api/v1/clusters/check/", {"alias": "x", "bootstrap_servers": "10.0.0.9:22"},
-                                   format="json")  # fmt: skip
+    refused = api("operator").post(
+        "/api/v1/clusters/check/", {"alias": "x", "bootstrap_servers": "10.0.0.9:22"}, format="json"
+    )
     assert refused.status_code == 403
     assert "10.0.0.9:22: not a broker of a registered cluster" in refused.json()["bootstrap_servers"][0]
     assert not Job.objects.exists()
-    allowed = api("operator").post("/api/v1/clusters/check/", {"alias": "x", "bootstrap_servers": "127.0.0.1:2"},
-                                   format="json")  # fmt: skip
+    allowed = api("operator").post(
+        "/api/v1/clusters/check/", {"alias": "x", "bootstrap_servers": "127.0.0.1:2"}, format="json"
+    )
     assert allowed.status_code == 202
-    admin = api("admin").post("/api/v1/clusters/check/", {"alias": "x", "bootstrap_servers": "10.0.0.9:1"},
-                              format="json")  # fmt: skip
+    admin = api("admin").post(
+        "/api/v1/clusters/check/", {"alias": "x", "bootstrap_servers": "10.0.0.9:1"}, format="json"
+    )
     assert admin.status_code == 202
 
 

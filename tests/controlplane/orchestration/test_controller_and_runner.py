@@ -142,8 +142,15 @@ def test_task_0_runs_with_no_partitions_and_emits_the_flows_heartbeats(
     settings.MIRRORPLANE_LEASE_SECONDS = 3
     alias = unique_topic("hbsrc")  # a new alias: its heartbeats are new whatever `heartbeats` already holds
     clusters = {alias: kafka_clusters["us-east"], "backup": kafka_clusters["backup"]}
-    obj = flow(clusters, alias, "backup", unique_topic("nothing-matches"), tasks_max=2,
-               emit_heartbeats_enabled=True, emit_heartbeats_interval_seconds=1)  # fmt: skip
+    obj = flow(
+        clusters,
+        alias,
+        "backup",
+        unique_topic("nothing-matches"),
+        tasks_max=2,
+        emit_heartbeats_enabled=True,
+        emit_heartbeats_interval_seconds=1,
+    )
     monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row: [])  # nothing to replicate yet
     live_worker("w-hb", slots=4)
     assert provisioning.provision(obj.pk)
@@ -199,7 +206,10 @@ def test_a_new_flow_with_tasks_max_4_starts_all_4_tasks_with_no_failure_or_retry
             stack.enter_context(_running(pk, "w-four"))
         wait_until(all_running, timeout=60, interval=0.2, what="all 4 tasks running with their partitions")
         remote = f"{alias}.{topic}"
-        wait_until(lambda: sum(end_offsets(clusters["us-east"], remote, range(8)).values()) == 800, timeout=60,
-                   what="every record replicated")  # fmt: skip
+        wait_until(
+            lambda: sum(end_offsets(clusters["us-east"], remote, range(8)).values()) == 800,
+            timeout=60,
+            what="every record replicated",
+        )
         assert not seen, f"no task ever failed: {seen}"
     assert all(t.last_error == "" for t in TaskAssignment.objects.filter(flow=obj))

@@ -30,7 +30,7 @@ def produce_heartbeat(bootstrap: str, heartbeat: Heartbeat) -> None:
 
 def test_heartbeats_of_registered_clusters_reach_the_lake(
     kafka_clusters: dict[str, str], settings: Any, tmp_path: Path
-) -> None:  # fmt: skip
+) -> None:
     settings.STATE_DIR, settings.MIRRORPLANE_FACTS_LAKE = tmp_path, ""
     for alias in ("us-west", "us-east"):
         Cluster.objects.create(alias=alias, bootstrap_servers=kafka_clusters[alias])

@@ -34,8 +34,12 @@ def test_an_operator_requests_a_report_and_its_summary_is_stored(
         return {"job": job, "rows": 42}
 
     monkeypatch.setattr("replication.analytics.jobs.run_job", fake_run_job)
-    body = {"job": "audit", "since": "2026-11-22T10:00:00Z", "until": "2026-11-22T11:00:00Z",
-            "parameters": {"window_seconds": 60}}  # fmt: skip
+    body = {
+        "job": "audit",
+        "since": "2026-11-22T10:00:00Z",
+        "until": "2026-11-22T11:00:00Z",
+        "parameters": {"window_seconds": 60},
+    }
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = _client("operator").post("/api/v1/reports/", body, format="json")
     assert response.status_code == 201, response.content
@@ -50,10 +54,15 @@ def test_an_operator_requests_a_report_and_its_summary_is_stored(
 
 def test_a_run_over_a_window_without_data_says_so(
     monkeypatch: pytest.MonkeyPatch, settings: Any, tmp_path: Any
-) -> None:  # fmt: skip
+) -> None:
     settings.STATE_DIR = tmp_path
-    empty = {"job": "audit", "no_data": True, "note": "no data: no facts in the lake for this window",
-             "source_records": 0, "completeness_pct": None}  # fmt: skip
+    empty = {
+        "job": "audit",
+        "no_data": True,
+        "note": "no data: no facts in the lake for this window",
+        "source_records": 0,
+        "completeness_pct": None,
+    }
     monkeypatch.setattr("replication.analytics.jobs.run_job", lambda *args, **kwargs: empty)
     report = services.run(Report.objects.create(job="audit").pk)
     assert report.status == "NO_DATA"
@@ -63,7 +72,7 @@ def test_a_run_over_a_window_without_data_says_so(
 
 def test_a_report_runs_once_however_often_its_task_is_delivered(
     monkeypatch: pytest.MonkeyPatch, settings: Any, tmp_path: Any
-) -> None:  # fmt: skip
+) -> None:
     settings.STATE_DIR = tmp_path
     runs: list[str] = []
     monkeypatch.setattr("replication.analytics.jobs.run_job", lambda job, *a, **k: runs.append(job) or {"facts": 1})
@@ -88,9 +97,10 @@ def test_a_failed_job_keeps_its_error(monkeypatch: pytest.MonkeyPatch, settings:
 def test_viewers_cannot_request_and_bad_windows_are_refused() -> None:
     assert _client("viewer").post("/api/v1/reports/", {"job": "audit"}, format="json").status_code == 403
     bad = _client("operator").post(
-        "/api/v1/reports/", {"job": "audit", "since": "2026-11-22T11:00:00Z", "until": "2026-11-22T10:00:00Z"},
+        "/api/v1/reports/",
+        {"job": "audit", "since": "2026-11-22T11:00:00Z", "until": "2026-11-22T10:00:00Z"},
         format="json",
-    )  # fmt: skip
+    )
     assert bad.status_code == 400 and "until" in bad.json()
     assert _client("operator").post("/api/v1/reports/", {"job": "nope"}, format="json").status_code == 400
     for parameters in ({"window\x00": 1}, {"window": "6\x000"}):  # Postgres refuses NUL in JSON: a 400, not a 500

@@ -37,8 +37,9 @@ def test_without_a_demo_the_endpoint_says_nothing_runs_and_refuses_to_switch(api
 
 
 def test_an_operator_pauses_and_resumes_a_running_generator(api: Api, control: TrafficControl) -> None:
-    control.publish({"pid": os.getpid(), "rate": 20.0, "topics": ["orders", "payments"], "paused": False,
-                     "produced": 400})  # fmt: skip
+    control.publish(
+        {"pid": os.getpid(), "rate": 20.0, "topics": ["orders", "payments"], "paused": False, "produced": 400}
+    )
     state = api("viewer").get(URL).json()
     assert (state["running"], state["paused"], state["rate"], state["produced"]) == (True, False, 40.0, 400)
     assert api("viewer").post(URL, {"paused": True}, format="json").status_code == 403

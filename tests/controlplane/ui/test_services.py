@@ -29,8 +29,15 @@ def status(*tasks: dict[str, Any], **flow: Any) -> dict[str, Any]:
 
 def task(state: str = "RUNNING", live: bool = True, lag: int = 0, **extra: Any) -> dict[str, Any]:
     partition = {"lag": lag, "latency_p99_ms": 40.0, "record_count": 10}
-    return {"task_id": 0, "state": state, "live": live, "last_error": "", "fault": None, "partitions": [partition],
-            **extra}  # fmt: skip
+    return {
+        "task_id": 0,
+        "state": state,
+        "live": live,
+        "last_error": "",
+        "fault": None,
+        "partitions": [partition],
+        **extra,
+    }
 
 
 @pytest.mark.parametrize(

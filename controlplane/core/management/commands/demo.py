@@ -56,9 +56,10 @@ class Command(BaseCommand):
         parser.add_argument("--kafka-broker-port-base", type=int, default=19092, help="default 19092")
         parser.add_argument("--kafka-zk-port-base", type=int, default=12181, help="default 12181")
         parser.add_argument(
-            "--no-traffic", action="store_true",
+            "--no-traffic",
+            action="store_true",
             help="do not start the traffic generator (while it runs, the dashboard and /api/v1/demo/traffic/ pause it)",
-        )  # fmt: skip
+        )
 
     bootstraps: dict[str, str] = {}
 
