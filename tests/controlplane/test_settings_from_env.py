@@ -40,7 +40,10 @@ GOOD_SECRET_KEY = "test-only-5f0c2d1e9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b"
 
 
 def manage_check(tmp_path: Path, *args: str, **overrides: str) -> subprocess.CompletedProcess[str]:
-    env = {name: value for name, value in os.environ.items() if name not in SETTINGS_VARIABLES}
+    # The browser tests' conftest sets DJANGO_ALLOW_ASYNC_UNSAFE for this process (Playwright beside the live
+    # server); a deployment never has it, and `check --deploy` rightly fails on it (async.E001).
+    harness = {"DJANGO_ALLOW_ASYNC_UNSAFE"}
+    env = {name: value for name, value in os.environ.items() if name not in {*SETTINGS_VARIABLES, *harness}}
     env.update({"DJANGO_SETTINGS_MODULE": "controlplane.settings", "MIRRORPLANE_STATE_DIR": str(tmp_path)})
     env.update(overrides)
     return subprocess.run(
