@@ -10,15 +10,14 @@ from playwright.sync_api import Page, Route, expect
 from pytest_django.live_server_helper import LiveServer
 
 from controlplane.audit.models import AuditRecord
-from controlplane.clusters.models import Cluster
 from controlplane.failover.models import Failover
 from controlplane.failover.services.readers import newest_heartbeat
 from controlplane.flows.services import cluster_config
 from tests.browser.conftest import log_in, make_user, shoot
 from tests.browser.traffic import Traffic
-from tests.browser.wizard import at_step, failover_flow, healthy, jobs_env, plan, preflight, start
-from tests.support.celery import Processes, start_celery
-from tests.support.kafka import create_topic, unique_topic, wait_until
+from tests.browser.wizard import at_step, failover_setup, healthy, plan, preflight, start
+from tests.support.celery import Processes
+from tests.support.kafka import wait_until
 
 pytestmark = [pytest.mark.kafka, pytest.mark.django_db(transaction=True)]
 PARTITIONS = 2
@@ -32,12 +31,9 @@ def test_a_drain_to_zero_under_traffic_says_why_survives_api_errors_and_takes_a_
     celery_processes: Processes,
     tmp_path: Path,
 ) -> None:
-    topic, group = unique_topic("drain"), unique_topic("drain-group")
+    setup = failover_setup("drain", kafka_clusters, celery_env, celery_processes, tmp_path, PARTITIONS)
+    topic, group, clusters, flow = setup.topic, setup.group, setup.clusters, setup.flow
     west = kafka_clusters["us-west"]
-    create_topic(west, topic, partitions=PARTITIONS)
-    clusters = {a: Cluster.objects.create(alias=a, bootstrap_servers=kafka_clusters[a]) for a in ("us-west", "us-east")}
-    flow = failover_flow(clusters["us-west"], clusters["us-east"], topic, f"{group}.*")
-    start_celery(jobs_env(celery_env), celery_processes, tmp_path, "w1", "beat", concurrency=4)
     make_user("olga", "operator")
     log_in(page, live_server.url, "olga")
 

@@ -10,7 +10,6 @@ from confluent_kafka import ConsumerGroupTopicPartitions
 from playwright.sync_api import Page, expect
 from pytest_django.live_server_helper import LiveServer
 
-from controlplane.clusters.models import Cluster
 from controlplane.failover.choices import Status
 from controlplane.failover.models import Failover
 from controlplane.failover.services.readers import newest_heartbeat
@@ -20,18 +19,16 @@ from tests.browser.conftest import log_in, make_user, shoot
 from tests.browser.wizard import (
     at_step,
     checkpoint_to_apply,
-    failover_flow,
+    failover_setup,
     fence,
     healthy,
-    jobs_env,
     plan,
     preflight,
     start,
 )
-from tests.support.celery import Processes, start_celery
+from tests.support.celery import Processes
 from tests.support.failover import committed, consume_and_commit
-from tests.support.kafka import admin, create_topic, end_offsets, topic_partitions, unique_topic, wait_until
-from tests.support.replication import produce_known
+from tests.support.kafka import admin, end_offsets, topic_partitions, wait_until
 
 pytestmark = [pytest.mark.kafka, pytest.mark.django_db(transaction=True)]
 PARTITIONS, RECORDS = 2, 200
@@ -52,13 +49,10 @@ def test_a_dry_run_goes_through_every_step_and_changes_nothing(
     celery_processes: Processes,
     tmp_path: Path,
 ) -> None:
-    topic, group = unique_topic("dry"), unique_topic("dry-group")
+    # RECORDS per partition and no more: the producers have stopped
+    setup = failover_setup("dry", kafka_clusters, celery_env, celery_processes, tmp_path, PARTITIONS, RECORDS)
+    topic, group, clusters, flow = setup.topic, setup.group, setup.clusters, setup.flow
     west, east = kafka_clusters["us-west"], kafka_clusters["us-east"]
-    create_topic(west, topic, partitions=PARTITIONS)
-    produce_known(west, topic, PARTITIONS, RECORDS)  # and no more: the producers have stopped
-    clusters = {a: Cluster.objects.create(alias=a, bootstrap_servers=kafka_clusters[a]) for a in ("us-west", "us-east")}
-    flow = failover_flow(clusters["us-west"], clusters["us-east"], topic, f"{group}.*")
-    start_celery(jobs_env(celery_env), celery_processes, tmp_path, "w1", "beat", concurrency=4)
     consume_and_commit(west, group, topic, RECORDS * 3 // 4)  # a position in every partition
     remote = f"us-west.{topic}"
     copied = {p: RECORDS // PARTITIONS for p in range(PARTITIONS)}

@@ -9,7 +9,6 @@ import pytest
 from playwright.sync_api import Page, expect
 from pytest_django.live_server_helper import LiveServer
 
-from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from tests.browser.conftest import log_in, make_user, shoot
 from tests.browser.traffic import Traffic
@@ -17,17 +16,16 @@ from tests.browser.wizard import (
     apply_verify_failback,
     at_step,
     checkpoint_to_apply,
-    failover_flow,
+    failover_setup,
     fence,
     healthy,
-    jobs_env,
     plan,
     preflight,
     start,
 )
-from tests.support.celery import Processes, start_celery
+from tests.support.celery import Processes
 from tests.support.failover import committed, consume_and_commit, exactness, read_rest, values_from
-from tests.support.kafka import create_topic, unique_topic, wait_until
+from tests.support.kafka import wait_until
 
 pytestmark = [pytest.mark.kafka, pytest.mark.django_db(transaction=True)]
 PARTITIONS = 2
@@ -41,12 +39,9 @@ def test_a_planned_failover_through_the_wizard_is_exact_and_survives_a_reload(
     celery_processes: Processes,
     tmp_path: Path,
 ) -> None:
-    topic, group = unique_topic("wiz"), unique_topic("wiz-group")
+    setup = failover_setup("wiz", kafka_clusters, celery_env, celery_processes, tmp_path, PARTITIONS)
+    topic, group, flow = setup.topic, setup.group, setup.flow
     west, east = kafka_clusters["us-west"], kafka_clusters["us-east"]
-    create_topic(west, topic, partitions=PARTITIONS)
-    clusters = {a: Cluster.objects.create(alias=a, bootstrap_servers=kafka_clusters[a]) for a in ("us-west", "us-east")}
-    flow = failover_flow(clusters["us-west"], clusters["us-east"], topic, f"{group}.*")
-    start_celery(jobs_env(celery_env), celery_processes, tmp_path, "w1", "beat", concurrency=4)
     make_user("olga", "operator")
     log_in(page, live_server.url, "olga")
 

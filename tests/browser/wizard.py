@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
 from django.conf import settings
 from playwright.sync_api import Page, expect
 
@@ -10,6 +13,9 @@ from controlplane.flows.models import Flow
 from controlplane.orchestration.services.status import flow_status
 from controlplane.ui.services.health import health
 from tests.browser.conftest import shoot
+from tests.support.celery import Processes, start_celery
+from tests.support.kafka import create_topic, unique_topic
+from tests.support.replication import produce_known
 
 STEP_TIMEOUT = 120_000
 
@@ -17,6 +23,35 @@ STEP_TIMEOUT = 120_000
 def jobs_env(celery_env: dict[str, str]) -> dict[str, str]:
     """The worker's environment, listening on the broker the live server enqueues each step's job on."""
     return {**celery_env, "CELERY_BROKER_URL": str(settings.CELERY_BROKER_URL)}
+
+
+@dataclass(frozen=True)
+class FailoverSetup:
+    topic: str
+    group: str
+    clusters: dict[str, Cluster]
+    flow: Flow
+
+
+def failover_setup(
+    name: str,
+    kafka_clusters: dict[str, str],
+    celery_env: dict[str, str],
+    celery_processes: Processes,
+    logs: Path,
+    partitions: int,
+    records: int = 0,
+) -> FailoverSetup:
+    """A topic on us-west (with `records` known records per partition, and no more), the us-west -> us-east
+    failover flow, and a worker with beat on the live server's broker."""
+    topic, group = unique_topic(name), unique_topic(f"{name}-group")
+    create_topic(kafka_clusters["us-west"], topic, partitions=partitions)
+    if records:
+        produce_known(kafka_clusters["us-west"], topic, partitions, records)
+    clusters = {a: Cluster.objects.create(alias=a, bootstrap_servers=kafka_clusters[a]) for a in ("us-west", "us-east")}
+    flow = failover_flow(clusters["us-west"], clusters["us-east"], topic, f"{group}.*")
+    start_celery(jobs_env(celery_env), celery_processes, logs, "w1", "beat", concurrency=4)
+    return FailoverSetup(topic, group, clusters, flow)
 
 
 def failover_flow(source: Cluster, target: Cluster, topic: str, groups: str) -> Flow:
