@@ -43,6 +43,7 @@ lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy --strict replication
+	$(VENV)/bin/lint-imports
 
 format: install
 	$(VENV)/bin/ruff format .

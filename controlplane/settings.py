@@ -111,15 +111,18 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    # Lowest layer first, as the import-linter contract in pyproject.toml orders them.
     "controlplane.core",
+    "controlplane.audit",
     "controlplane.jobs",
     "controlplane.clusters",
     "controlplane.flows",
-    "controlplane.audit",
     "controlplane.orchestration",
-    "controlplane.ui",
+    "controlplane.monitoring",
     "controlplane.failover",
     "controlplane.reports",
+    "controlplane.ui",
+    "controlplane.demo",
 ]
 
 MIDDLEWARE = [
@@ -343,11 +346,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(MIRRORPLANE_CONTROLLER_INTERVAL_SECONDS),
     },
     "flow-samples": {
-        "task": "controlplane.ui.tasks.sample_flows",
+        "task": "controlplane.monitoring.tasks.sample_flows",
         "schedule": float(MIRRORPLANE_SAMPLE_INTERVAL_SECONDS),
     },
     "cluster-observations": {
-        "task": "controlplane.ui.tasks.observe",
+        "task": "controlplane.monitoring.tasks.observe",
         "schedule": float(MIRRORPLANE_OBSERVE_INTERVAL_SECONDS),
     },
 }

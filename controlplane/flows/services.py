@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from django.conf import settings
 from django.db.models import F
@@ -106,21 +104,3 @@ def restart(flow: Flow) -> None:
 
 def _plain(value: Any) -> Any:
     return str(value) if isinstance(value, str) else value
-
-
-def status(flow: Flow) -> dict[str, Any]:
-    """The orchestration's view of the flow's tasks; no tasks while the orchestration is not installed."""
-    flow_status = _orchestration_flow_status()
-    return flow_status(flow) if flow_status is not None else {"tasks": []}
-
-
-def _orchestration_flow_status() -> Callable[[Flow], dict[str, Any]] | None:
-    # Imported late: the orchestration app imports this one, and may be absent.
-    for module in ("controlplane.orchestration.services", "controlplane.orchestration.services.status"):
-        try:
-            function = getattr(importlib.import_module(module), "flow_status", None)
-        except ImportError:
-            continue
-        if function is not None:
-            return cast(Callable[[Flow], dict[str, Any]], function)
-    return None

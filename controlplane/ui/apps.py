@@ -4,7 +4,7 @@ from django.apps import AppConfig
 
 
 class UiConfig(AppConfig):
-    """The browser UI: pages, the dashboard's data, and the flow time series sampled for its charts."""
+    """The browser UI: pages, forms, the flow form's topic preview job and a flow's analytics reports."""
 
     name = "controlplane.ui"
     label = "ui"

@@ -19,7 +19,7 @@ from pytest_django.live_server_helper import LiveServer
 from controlplane.clusters.models import Cluster
 from controlplane.failover.models import Failover
 from controlplane.flows.models import Flow
-from controlplane.ui.models import FlowSample
+from controlplane.monitoring.models import FlowSample
 from tests.browser.conftest import PASSWORD, log_in, shoot
 from tests.support.kafka import wait_until
 

@@ -11,8 +11,8 @@ from pytest_django.live_server_helper import LiveServer
 
 from controlplane.audit.models import AuditRecord
 from controlplane.failover.models import Failover
-from controlplane.failover.services.readers import newest_heartbeat
 from controlplane.flows.services import cluster_config
+from controlplane.monitoring.services.readers import newest_heartbeat
 from tests.browser.conftest import log_in, make_user, shoot
 from tests.browser.traffic import Traffic
 from tests.browser.wizard import at_step, failover_setup, healthy, plan, preflight, start

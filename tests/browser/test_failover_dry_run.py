@@ -12,9 +12,9 @@ from pytest_django.live_server_helper import LiveServer
 
 from controlplane.failover.choices import Status
 from controlplane.failover.models import Failover
-from controlplane.failover.services.readers import newest_heartbeat
 from controlplane.flows.models import Flow
 from controlplane.flows.services import cluster_config
+from controlplane.monitoring.services.readers import newest_heartbeat
 from tests.browser.conftest import log_in, make_user, shoot
 from tests.browser.wizard import (
     at_step,

@@ -16,9 +16,9 @@ from playwright.sync_api import Page, expect
 from pytest_django.live_server_helper import LiveServer
 
 from controlplane.clusters.models import Cluster
-from controlplane.failover.services import readers
 from controlplane.flows.models import Flow
 from controlplane.flows.services import cluster_config
+from controlplane.monitoring.services import readers
 from replication.localkafka import LocalKafka
 from tests.browser.conftest import log_in, make_user, shoot
 from tests.browser.traffic import Traffic

@@ -10,8 +10,8 @@ from playwright.sync_api import Page, expect
 
 from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
+from controlplane.monitoring.services.health import health
 from controlplane.orchestration.services.status import flow_status
-from controlplane.ui.services.health import health
 from tests.browser.conftest import shoot
 from tests.support.celery import Processes, start_celery
 from tests.support.kafka import create_topic, unique_topic

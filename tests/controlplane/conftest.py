@@ -16,7 +16,7 @@ from tests.controlplane.api.base import ROLES, client_for, make_user
 def _private_demo_traffic_switch(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """The tests share the state dir with a demo the developer may be running: never pause its traffic."""
     directory = tmp_path_factory.mktemp("demo-traffic")
-    monkeypatch.setattr("controlplane.ui.services.demo_traffic.control", lambda: TrafficControl(directory))
+    monkeypatch.setattr("controlplane.demo.services.traffic.control", lambda: TrafficControl(directory))
 
 
 @pytest.fixture

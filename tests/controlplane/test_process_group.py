@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from controlplane.core.processes import ProcessGroup
+from controlplane.demo.processes import ProcessGroup
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -93,7 +93,7 @@ def test_children_are_terminated_when_the_supervisor_is_killed(tmp_path: Path) -
     supervisor = subprocess.Popen(
         python(
             "import os, pathlib, sys, time\n"
-            "from controlplane.core.processes import ProcessGroup\n"
+            "from controlplane.demo.processes import ProcessGroup\n"
             "group = ProcessGroup()\n"
             "child = group.start('sleeper', [sys.executable, '-c', 'import time; time.sleep(600)'],"
             " cwd=pathlib.Path('.'), env=os.environ)\n"

@@ -19,10 +19,10 @@ from rest_framework.renderers import JSONRenderer
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.schemas import OpenApiSchema
 
-from controlplane.clusters import mirror, reads
+from controlplane.clusters import reads
 from controlplane.clusters import services as cluster_services
 from controlplane.clusters.models import Cluster
-from controlplane.flows import offsets
+from controlplane.flows import mirror, offsets
 from controlplane.flows.models import Flow
 from controlplane.wsgi import application
 from replication.mirrorclient import MirrorClient

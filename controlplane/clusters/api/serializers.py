@@ -98,30 +98,5 @@ class ClusterSerializer(serializers.ModelSerializer[Cluster]):
             raise serializers.ValidationError({"sasl_password": "required with SASL_PLAINTEXT and SASL_SSL"})
 
 
-class UpstreamClustersSerializer(serializers.Serializer[dict[str, Any]]):
-    cluster = serializers.CharField()
-    upstream_clusters = serializers.ListField(child=serializers.CharField())
-
-
-class HopsQuerySerializer(serializers.Serializer[dict[str, Any]]):
-    upstream = serializers.CharField(max_length=64, help_text="alias of the upstream cluster")
-
-
-class HopsSerializer(serializers.Serializer[dict[str, Any]]):
-    cluster = serializers.CharField()
-    upstream = serializers.CharField()
-    hops = serializers.IntegerField(help_text="-1 when upstream does not reach this cluster")
-
-
-class RemoteTopicsQuerySerializer(serializers.Serializer[dict[str, Any]]):
-    source = serializers.CharField(max_length=64, required=False, allow_blank=True, help_text="only from this alias")
-
-
-class RemoteTopicsSerializer(serializers.Serializer[dict[str, Any]]):
-    cluster = serializers.CharField()
-    source = serializers.CharField(allow_null=True)
-    remote_topics = serializers.ListField(child=serializers.CharField())
-
-
 def _has_flows(cluster: Cluster) -> bool:
     return cluster.outgoing_flows.exists() or cluster.incoming_flows.exists()

@@ -11,15 +11,8 @@ from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
 
 from controlplane.audit.api.viewsets import AuditedModelViewSet
-from controlplane.clusters import jobs, mirror, services
-from controlplane.clusters.api.serializers import (
-    ClusterSerializer,
-    HopsQuerySerializer,
-    HopsSerializer,
-    RemoteTopicsQuerySerializer,
-    RemoteTopicsSerializer,
-    UpstreamClustersSerializer,
-)
+from controlplane.clusters import jobs, services
+from controlplane.clusters.api.serializers import ClusterSerializer
 from controlplane.clusters.models import Cluster
 from controlplane.core.pagination import OptInLimitOffsetPagination
 from controlplane.core.permissions import ADMIN, has_role
@@ -70,23 +63,3 @@ class ClusterViewSet(AuditedModelViewSet[Cluster]):
             if unknown:
                 raise PermissionDenied({"bootstrap_servers": [services.unregistered_message(unknown)]})
         return start(jobs.CHECK, f"cluster.check:unsaved:{request.user.pk}", jobs.unsaved_inputs(values), request)
-
-    @extend_schema(responses=UpstreamClustersSerializer)
-    @action(detail=True, methods=["get"], url_path="upstream-clusters")
-    def upstream_clusters(self, request: Request, pk: str | None = None) -> Response:
-        """MirrorClient: every cluster whose heartbeats reach this one."""
-        return Response(mirror.upstream_clusters(self.get_object()))
-
-    @extend_schema(parameters=[HopsQuerySerializer], responses=HopsSerializer)
-    @action(detail=True, methods=["get"])
-    def hops(self, request: Request, pk: str | None = None) -> Response:
-        """MirrorClient: the fewest replication hops from upstream to this cluster (-1: not reachable)."""
-        query = self.query(HopsQuerySerializer)
-        return Response(mirror.replication_hops(self.get_object(), query["upstream"]))
-
-    @extend_schema(parameters=[RemoteTopicsQuerySerializer], responses=RemoteTopicsSerializer)
-    @action(detail=True, methods=["get"], url_path="remote-topics")
-    def remote_topics(self, request: Request, pk: str | None = None) -> Response:
-        """MirrorClient: the topics replicated to this cluster (from one source, if given)."""
-        query = self.query(RemoteTopicsQuerySerializer)
-        return Response(mirror.remote_topics(self.get_object(), query.get("source") or None))

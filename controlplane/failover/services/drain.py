@@ -14,8 +14,8 @@ from typing import Any
 from controlplane.failover.models import Failover
 from controlplane.failover.services import context, kafka
 from controlplane.flows.services import flow_config
+from controlplane.monitoring.services.health import totals
 from controlplane.orchestration.services.status import flow_status
-from controlplane.ui.services.health import totals
 from replication.policy import ReplicationPolicy, is_heartbeats_topic, is_internal_topic
 
 TREND_SAMPLES = 30

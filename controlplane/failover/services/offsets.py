@@ -14,9 +14,10 @@ from confluent_kafka import KafkaException
 
 from controlplane.failover.choices import Mode
 from controlplane.failover.models import Failover
-from controlplane.failover.services import context, kafka, readers, translate
+from controlplane.failover.services import context, kafka, translate
 from controlplane.failover.services.preflight import rpo_estimate
 from controlplane.flows.services import cluster_config
+from controlplane.monitoring.services import readers
 from replication.checkpoints import CheckpointEmitter
 from replication.config import FlowConfig
 

@@ -16,14 +16,15 @@ from confluent_kafka.admin import ResourceType
 
 from controlplane.failover.choices import Check, Mode
 from controlplane.failover.models import Failover
-from controlplane.failover.services import kafka, readers
+from controlplane.failover.services import kafka
 from controlplane.failover.services.context import Flows
 from controlplane.flows.models import Flow
 from controlplane.flows.services import cluster_config, flow_config
+from controlplane.monitoring.choices import Health
+from controlplane.monitoring.models import FlowSample
+from controlplane.monitoring.services import readers
+from controlplane.monitoring.services.health import health, totals
 from controlplane.orchestration.services.status import flow_status
-from controlplane.ui.choices import Health
-from controlplane.ui.models import FlowSample
-from controlplane.ui.services.health import health, totals
 from replication.filters import GroupFilter
 
 HEARTBEAT_MAX_AGE_SECONDS = 30.0

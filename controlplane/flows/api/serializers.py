@@ -110,12 +110,6 @@ def _allowed(overrides: dict[str, str], allowed: frozenset[str]) -> dict[str, st
     return overrides
 
 
-class FlowStatusSerializer(serializers.Serializer[dict[str, Any]]):
-    """Per task and partition: state, replicated position, lag, latency, last error (from the orchestration)."""
-
-    tasks = serializers.ListField(child=serializers.DictField())
-
-
 class PropertiesSerializer(serializers.Serializer[dict[str, Any]]):
     """A MirrorMaker 2 properties file (KIP-382), as text."""
 

@@ -2,9 +2,16 @@ from __future__ import annotations
 
 from rest_framework.routers import SimpleRouter
 
+from controlplane.flows.api.mirror import ClusterMirrorViewSet
 from controlplane.flows.api.views import FlowViewSet
 
 router = SimpleRouter()
 router.register("flows", FlowViewSet)
 
-urlpatterns = router.urls
+# Three reads under clusters/<id>/, served here beside the flows that name the cluster's remote topics. Kept out of
+# the merged router, so the API root keeps listing "clusters" from the clusters app's own router.
+_mirror = SimpleRouter()
+_mirror.register("clusters", ClusterMirrorViewSet, basename="cluster")
+cluster_read_urlpatterns = _mirror.urls
+
+urlpatterns = router.urls + cluster_read_urlpatterns

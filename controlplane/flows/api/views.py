@@ -1,4 +1,4 @@
-"""Flow CRUD, operations (pause, resume, restart), status, and MM2 properties import/export."""
+"""Flow CRUD, operations (pause, resume, restart), checkpoints, translation, and MM2 properties import/export."""
 
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ from controlplane.flows.api.serializers import (
     CheckpointSerializer,
     CheckpointsQuerySerializer,
     FlowSerializer,
-    FlowStatusSerializer,
     GroupQuerySerializer,
     ImportResultSerializer,
     PropertiesSerializer,
@@ -55,12 +54,6 @@ class FlowViewSet(AuditedModelViewSet[Flow]):
     def restart(self, request: Request, pk: str | None = None) -> Response:
         """Stop the flow's tasks and start them again (a new generation)."""
         return self._operate("restart", services.restart)
-
-    @extend_schema(responses=FlowStatusSerializer)
-    @action(detail=True, methods=["get"])
-    def status(self, request: Request, pk: str | None = None) -> Response:
-        """Per task and partition: state, replicated position, lag, latency and last error."""
-        return Response(services.status(self.get_object()))
 
     @extend_schema(parameters=[CheckpointsQuerySerializer], responses=CheckpointSerializer(many=True))
     @action(detail=True, methods=["get"])

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
@@ -8,7 +9,20 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from controlplane.core.permissions import IsViewer
+from controlplane.flows.models import Flow
+from controlplane.orchestration.api.serializers import FlowStatusSerializer
 from controlplane.orchestration.services import status
+
+
+class FlowStatusView(APIView):
+    """A flow's tasks as the orchestration runs them: per task and partition, state, replicated position, lag,
+    latency and last error."""
+
+    permission_classes = [IsViewer]
+
+    @extend_schema(responses=FlowStatusSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(status.flow_status(get_object_or_404(Flow, pk=pk)))
 
 
 class ValidationView(APIView):

@@ -13,12 +13,12 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from controlplane.flows.models import Flow
+from controlplane.monitoring.choices import Health
+from controlplane.monitoring.services import graph
 from controlplane.orchestration.models import FlowPlan, TaskAssignment, Worker
 from controlplane.orchestration.services import capacity, controller, runner, status
 from controlplane.orchestration.services.capacity import Capacity, WorkerCapacity
 from controlplane.orchestration.signals import worker_slots
-from controlplane.ui.choices import Health
-from controlplane.ui.services import graph
 from tests.controlplane.orchestration.factories import flow, live_worker
 
 CLUSTERS = {"a": "127.0.0.1:1", "b": "127.0.0.1:2", "c": "127.0.0.1:3"}

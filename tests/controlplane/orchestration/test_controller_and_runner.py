@@ -135,8 +135,8 @@ def test_task_0_runs_with_no_partitions_and_emits_the_flows_heartbeats(
 ) -> None:
     """A failback flow's source often has no matching topic yet. Its task 0 must still run: it emits the
     heartbeats that create the source's `heartbeats` topic, which the flow then replicates (as in MM2)."""
+    from controlplane.monitoring.services.health import health
     from controlplane.orchestration.services.status import flow_status
-    from controlplane.ui.services.health import health
     from replication.records import Heartbeat
 
     settings.MIRRORPLANE_LEASE_SECONDS = 3

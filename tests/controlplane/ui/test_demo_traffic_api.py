@@ -11,7 +11,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from controlplane.audit.models import AuditRecord
-from controlplane.ui.services import demo_traffic
+from controlplane.demo.services import traffic as demo_traffic
 from replication.localkafka.traffic import TrafficControl, demo_control_dir
 
 Api = Callable[[str | None], APIClient]

@@ -10,9 +10,9 @@ from django.utils import timezone
 
 from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
-from controlplane.ui.models import FlowSample
-from controlplane.ui.services.health import FlowTotals
-from controlplane.ui.services.sampling import live_rate, window_rate
+from controlplane.monitoring.models import FlowSample
+from controlplane.monitoring.services.health import FlowTotals
+from controlplane.monitoring.services.sampling import live_rate, window_rate
 
 RATE = 100.0  # records per second really replicated
 REPORT_SECONDS = 5.2  # tasks report their counts about every 5 s: the counter is a staircase

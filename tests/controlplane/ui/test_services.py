@@ -15,11 +15,11 @@ from rest_framework.test import APIClient
 
 from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
-from controlplane.ui.choices import Health
-from controlplane.ui.models import FlowSample
+from controlplane.monitoring.choices import Health
+from controlplane.monitoring.models import FlowSample
+from controlplane.monitoring.services.health import health, totals
+from controlplane.monitoring.services.sampling import rate
 from controlplane.ui.services import reports
-from controlplane.ui.services.health import health, totals
-from controlplane.ui.services.sampling import rate
 from controlplane.ui.staticfinders import PLOTLY_PATH, PlotlyFinder
 
 

@@ -1,4 +1,4 @@
-"""Reads of replication's internal topics that the failover and the UI share: heartbeats and checkpoints.
+"""Reads of replication's internal topics that monitoring and the failover share: heartbeats and checkpoints.
 
 Thin wrappers around replication/'s own readers (TopicTail, read_checkpoints, MirrorClient), each with a
 deadline, so an unreachable cluster costs seconds rather than the data plane's long default timeouts.

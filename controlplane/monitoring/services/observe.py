@@ -15,7 +15,8 @@ from controlplane.clusters.models import Cluster
 from controlplane.clusters.services import connectivity_check
 from controlplane.flows.models import Flow
 from controlplane.flows.services import cluster_config
-from controlplane.ui.models import ClusterObservation, FlowObservation
+from controlplane.monitoring.models import ClusterObservation, FlowObservation
+from controlplane.monitoring.services import readers
 from replication.records import Checkpoint
 
 log = logging.getLogger(__name__)
@@ -41,8 +42,6 @@ def observe_cluster(cluster: Cluster, now: datetime) -> ClusterObservation:
 
 
 def _heartbeats(cluster: Cluster) -> dict[str, object]:
-    from controlplane.failover.services import readers  # the data plane's readers, loaded when first used
-
     config = cluster_config(cluster)
     try:
         hops = readers.upstream_hops(config)
@@ -55,8 +54,6 @@ def _heartbeats(cluster: Cluster) -> dict[str, object]:
 
 
 def observe_flow(flow: Flow, now: datetime) -> FlowObservation:
-    from controlplane.failover.services import readers
-
     values: dict[str, object] = {"at": now, "error": ""}
     try:
         latest = readers.latest_checkpoints(cluster_config(flow.target), flow.source.alias)

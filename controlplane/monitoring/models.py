@@ -1,10 +1,10 @@
-"""What the UI shows over time or reads from the clusters: flow samples and the latest cluster observations."""
+"""What is known of the running flows over time and of the clusters: flow samples and the latest observations."""
 
 from __future__ import annotations
 
 from django.db import models
 
-from controlplane.ui.choices import Health
+from controlplane.monitoring.choices import Health
 
 
 class FlowSample(models.Model):

@@ -9,8 +9,9 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 from rest_framework.test import APIClient
 
-from controlplane.clusters import mirror, reads
+from controlplane.clusters import reads
 from controlplane.clusters.models import Cluster
+from controlplane.flows import mirror
 from tests.support.kafka import create_topic
 
 Api = Callable[[str | None], APIClient]

@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 
 from controlplane.audit.services import record
 from controlplane.core.permissions import IsOperator, IsViewer
-from controlplane.ui.services import demo_traffic
+from controlplane.demo.services import traffic as demo_traffic
 
 
 class DemoTrafficSerializer(serializers.Serializer[dict[str, object]]):

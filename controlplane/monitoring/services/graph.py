@@ -10,11 +10,11 @@ from django.utils import timezone
 
 from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
+from controlplane.monitoring.choices import UNHEALTHY
+from controlplane.monitoring.models import ClusterObservation, FlowObservation
+from controlplane.monitoring.services.health import health, totals
+from controlplane.monitoring.services.sampling import live_rate
 from controlplane.orchestration.services.status import capacity_status, flow_status
-from controlplane.ui.choices import UNHEALTHY
-from controlplane.ui.models import ClusterObservation, FlowObservation
-from controlplane.ui.services.health import health, totals
-from controlplane.ui.services.sampling import live_rate
 
 
 def dashboard(now: datetime | None = None) -> dict[str, Any]:

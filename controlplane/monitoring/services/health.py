@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from controlplane.monitoring.choices import Health
 from controlplane.orchestration.choices import TaskState
 from controlplane.orchestration.planning import runs
-from controlplane.ui.choices import Health
 
 LAGGING_RECORDS = 10_000  # more source records than this not yet replicated: the edge turns amber
 

@@ -18,7 +18,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from controlplane.core.processes import ProcessGroup
+from controlplane.demo.processes import ProcessGroup
 from replication.localkafka.traffic import TrafficControl, demo_control_dir
 
 DEMO_CLUSTERS = ["us-west", "us-east", "backup"]
@@ -86,7 +86,7 @@ class Command(BaseCommand):
         _ensure_superuser(ADMIN_USERNAME, password)
         self.stdout.write(f"Log in as {ADMIN_USERNAME} / {password}")
         if self.bootstraps:
-            from controlplane.core.demo_data import seed
+            from controlplane.demo.demo_data import seed
 
             created = seed(self.bootstraps)
             self.stdout.write(f"Registered clusters {', '.join(self.bootstraps)}; demo flows: {created or 'present'}")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from controlplane.ui.services import observe as observations
-from controlplane.ui.services import sampling
+from controlplane.monitoring.services import observe as observations
+from controlplane.monitoring.services import sampling
 
 
 @shared_task(ignore_result=True, expires=30)

@@ -10,9 +10,9 @@ from django.conf import settings
 from django.utils import timezone
 
 from controlplane.flows.models import Flow
+from controlplane.monitoring.models import FlowSample
+from controlplane.monitoring.services.health import FlowTotals, health, totals
 from controlplane.orchestration.services.status import flow_status
-from controlplane.ui.models import FlowSample
-from controlplane.ui.services.health import FlowTotals, health, totals
 
 # The live rate's window. Tasks report their record counts every few seconds, so a counter read at any moment is
 # a staircase; over a minute of samples one step of error is under a tenth of the rate.

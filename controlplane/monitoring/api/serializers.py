@@ -1,0 +1,120 @@
+"""Responses of the monitoring endpoints. The services build plain dicts; these describe them for the schema (and for
+a reader of the API), field by field, so a field added to a service without one here is a visible gap."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from controlplane.monitoring.choices import Health
+from controlplane.monitoring.models import FlowSample
+
+
+class FlowSampleSerializer(serializers.ModelSerializer[FlowSample]):
+    class Meta:
+        model = FlowSample
+        fields = ["at", "records", "records_per_second", "lag", "latency_p99_ms", "health"]
+
+
+class GraphNodeSerializer(serializers.Serializer[dict[str, Any]]):
+    """A cluster on the replication graph, with what the sampler last read from it."""
+
+    id = serializers.IntegerField(help_text="the cluster's id")
+    alias = serializers.CharField(help_text="the cluster's alias")
+    url = serializers.CharField(help_text="the cluster's page")
+    reachable = serializers.BooleanField(allow_null=True, help_text="answered the last check; null: never checked")
+    topic_count = serializers.IntegerField(allow_null=True, help_text="topics at the last check; null: unknown")
+    error = serializers.CharField(allow_blank=True, help_text="why the last check or heartbeat read failed, or empty")
+
+
+class GraphEdgeSerializer(serializers.Serializer[dict[str, Any]]):
+    """A flow on the replication graph: its health and live figures, summed over its tasks."""
+
+    id = serializers.IntegerField(help_text="the flow's id")
+    name = serializers.CharField(help_text="the flow's name")
+    url = serializers.CharField(help_text="the flow's page")
+    source = serializers.CharField(help_text="source cluster alias")
+    target = serializers.CharField(help_text="target cluster alias")
+    health = serializers.ChoiceField(choices=Health.choices, help_text="the edge's colour")
+    paused = serializers.BooleanField(help_text="an operator paused the flow")
+    records_per_second = serializers.FloatField(help_text="live throughput over the last minute of samples")
+    lag = serializers.IntegerField(allow_null=True, help_text="source records not yet replicated; null: no report")
+    latency_p99_ms = serializers.FloatField(allow_null=True, help_text="worst partition's p99 replication latency")
+    errors = serializers.ListField(child=serializers.CharField(), help_text="the first three errors, as worded")
+    unplaced = serializers.IntegerField(help_text="tasks no live worker has a free slot for")
+    unplaced_reason = serializers.CharField(allow_blank=True, help_text="the first unplaced task's reason, or empty")
+
+
+class GraphHopSerializer(serializers.Serializer[dict[str, Any]]):
+    """A remote-topic path seen in heartbeats with no flow between its two clusters (drawn dotted)."""
+
+    source = serializers.CharField(help_text="upstream cluster alias the heartbeats come from")
+    target = serializers.CharField(help_text="cluster alias that hears them")
+    hops = serializers.IntegerField(help_text="fewest flows the heartbeats crossed")
+
+
+class CapacityTileSerializer(serializers.Serializer[dict[str, Any]]):
+    """The live workers' replication slots."""
+
+    slots = serializers.IntegerField(help_text="slots the live workers advertise")
+    used = serializers.IntegerField(help_text="slots held by running tasks")
+    starting = serializers.IntegerField(help_text="slots reserved by tasks dispatched and not running yet")
+    free = serializers.IntegerField(help_text="slots a task can be dispatched to")
+    workers = serializers.IntegerField(help_text="live workers")
+
+
+class OldestCheckpointSerializer(serializers.Serializer[dict[str, Any]]):
+    """The consumer group whose newest checkpoint is the oldest: how stale a failover's starting point would be."""
+
+    flow = serializers.CharField(help_text="the flow's name")
+    group = serializers.CharField(help_text="consumer group")
+    timestamp = serializers.IntegerField(help_text="the group's newest checkpoint, ms since the epoch")
+    age_seconds = serializers.FloatField(help_text="its age when the dashboard was built")
+
+
+class DashboardTilesSerializer(serializers.Serializer[dict[str, Any]]):
+    """The summary tiles above the graph."""
+
+    records_per_second = serializers.FloatField(help_text="throughput of all flows")
+    total_lag = serializers.IntegerField(allow_null=True, help_text="lag of all flows; null: no flow reported lag")
+    flows = serializers.IntegerField(help_text="flows on the graph")
+    unhealthy = serializers.IntegerField(help_text="flows starting, lagging or failing")
+    unplaced_tasks = serializers.IntegerField(help_text="tasks no live worker has a free slot for")
+    capacity = CapacityTileSerializer()
+    oldest_checkpoint = OldestCheckpointSerializer(allow_null=True, help_text="null: no checkpoint observed yet")
+
+
+class DashboardSerializer(serializers.Serializer[dict[str, Any]]):
+    """The replication graph and its tiles, as ``GET /api/v1/dashboard/`` returns them."""
+
+    at = serializers.DateTimeField(help_text="when the dashboard was built")
+    nodes = GraphNodeSerializer(many=True, help_text="clusters")
+    edges = GraphEdgeSerializer(many=True, help_text="flows")
+    hops = GraphHopSerializer(many=True, help_text="remote-topic paths with no direct flow")
+    tiles = DashboardTilesSerializer()
+
+
+class FlowHistorySerializer(serializers.Serializer[dict[str, Any]]):
+    """A flow's samples over the last ``minutes``, oldest first."""
+
+    flow = serializers.IntegerField(help_text="the flow's id")
+    minutes = serializers.IntegerField(help_text="the window asked for")
+    samples = FlowSampleSerializer(many=True, help_text="one per sampler tick")
+
+
+class CheckpointFreshnessSerializer(serializers.Serializer[dict[str, Any]]):
+    """How fresh one consumer group's checkpoints on the target cluster are."""
+
+    timestamp = serializers.IntegerField(allow_null=True, help_text="the newest checkpoint, ms since the epoch")
+    oldest = serializers.IntegerField(allow_null=True, help_text="the oldest of its partitions' latest checkpoints")
+    partitions = serializers.IntegerField(help_text="partitions with a checkpoint")
+
+
+class FlowCheckpointsSerializer(serializers.Serializer[dict[str, Any]]):
+    """Checkpoint freshness per consumer group, as the sampler last read it from the target cluster."""
+
+    flow = serializers.IntegerField(help_text="the flow's id")
+    at = serializers.DateTimeField(allow_null=True, help_text="when they were read; null: not yet")
+    error = serializers.CharField(allow_blank=True, help_text="why the last read failed, or empty")
+    groups = serializers.DictField(child=CheckpointFreshnessSerializer(), help_text="consumer group -> freshness")

@@ -1,0 +1,11 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from controlplane.monitoring.api import views
+
+urlpatterns = [
+    path("dashboard/", views.DashboardView.as_view(), name="dashboard"),
+    path("flows/<int:pk>/history/", views.FlowHistoryView.as_view(), name="flow-history"),
+    path("flows/<int:pk>/checkpoint-freshness/", views.FlowCheckpointsView.as_view(), name="flow-checkpoint-freshness"),
+]

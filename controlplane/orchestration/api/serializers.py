@@ -1,0 +1,11 @@
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+
+class FlowStatusSerializer(serializers.Serializer[dict[str, Any]]):
+    """Per task and partition: state, replicated position, lag, latency, last error."""
+
+    tasks = serializers.ListField(child=serializers.DictField())
