@@ -3,13 +3,16 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat requirements/base.txt requirements/dev.txt | cksum | cut -d' ' -f1)
+# The JavaScript lint tools (ESLint, Prettier; package.json) come from npm, pinned by package-lock.json.
+NODE_STAMP := node_modules/.installed-$(shell cksum < package-lock.json | cut -d' ' -f1)
+JS := frontend/static/js
 
 # Tests run on the local Postgres and Redis (override to run elsewhere, e.g. TEST_DATABASE_URL=sqlite:///var/t.db).
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
 TEST_CELERY_BROKER_URL ?= redis://127.0.0.1:6379/15
 PYTEST_ARGS ?=
 
-.PHONY: bench-api install demo test test-all test-unit test-faults lint format kafka-up kafka-status kafka-down clean
+.PHONY: bench-api install node-install demo test test-all test-unit test-faults lint format kafka-up kafka-status kafka-down clean
 
 install: $(STAMP)
 
@@ -18,6 +21,14 @@ $(STAMP):
 	$(PY) -m pip install --quiet --upgrade pip==26.3
 	$(PY) -m pip install --quiet -r requirements/dev.txt
 	rm -f $(VENV)/.installed-*
+	touch $@
+
+# Dev tooling only: the browser loads frontend/static/js as plain ES modules, with no build step.
+node-install: $(NODE_STAMP)
+
+$(NODE_STAMP):
+	npm ci --no-audit --no-fund
+	rm -f node_modules/.installed-*
 	touch $@
 
 demo: install
@@ -39,15 +50,18 @@ test-faults: install
 test-unit: install
 	$(PY) -m pytest -m "not kafka and not slow" $(PYTEST_ARGS)
 
-lint: install
+lint: install node-install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy --strict replication
 	$(VENV)/bin/lint-imports
+	npx --no-install eslint $(JS)
+	npx --no-install prettier --check $(JS)
 
-format: install
+format: install node-install
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
+	npx --no-install prettier --write $(JS)
 
 kafka-up: install
 	$(PY) -m replication.localkafka up --clusters us-west,us-east,backup

@@ -9,11 +9,30 @@ const id = form.dataset.id;
 const result = document.getElementById("check-result");
 
 function brokers(check) {
-  return el("div", {},
-    alert("ok", `Connected: ${check.brokers.length} broker${check.brokers.length === 1 ? "" : "s"}, ${check.topic_count} topics.`),
-    el("table", { class: "data" },
-      el("thead", {}, el("tr", {}, el("th", {}, "Broker id"), el("th", {}, "Host"), el("th", { class: "num" }, "Port"))),
-      el("tbody", {}, check.brokers.map((b) => el("tr", {}, el("td", {}, b.id), el("td", { class: "mono" }, b.host), el("td", { class: "num" }, b.port))))));
+  return el(
+    "div",
+    {},
+    alert(
+      "ok",
+      `Connected: ${check.brokers.length} broker${check.brokers.length === 1 ? "" : "s"}, ${check.topic_count} topics.`,
+    ),
+    el(
+      "table",
+      { class: "data" },
+      el(
+        "thead",
+        {},
+        el("tr", {}, el("th", {}, "Broker id"), el("th", {}, "Host"), el("th", { class: "num" }, "Port")),
+      ),
+      el(
+        "tbody",
+        {},
+        check.brokers.map((b) =>
+          el("tr", {}, el("td", {}, b.id), el("td", { class: "mono" }, b.host), el("td", { class: "num" }, b.port)),
+        ),
+      ),
+    ),
+  );
 }
 
 // The check is a background job: the POST answers at once, the job is polled until it ends. Its progress and
@@ -24,7 +43,8 @@ async function check() {
   clear(result, el("p", { class: "muted", "data-job": "starting" }, "Starting the check…"));
   const hooks = {
     onState: (job) => {
-      if (!["succeeded", "failed"].includes(job.state)) clear(result, el("p", { class: "muted", "data-job": job.state }, progress(job)));
+      if (!["succeeded", "failed"].includes(job.state))
+        clear(result, el("p", { class: "muted", "data-job": job.state }, progress(job)));
     },
     onError: (error, delay) => banner(result, "error", `${error.message} Retrying in ${Math.round(delay / 1000)} s.`),
     onRecover: () => banner(result, "error", null),
@@ -59,7 +79,9 @@ async function init() {
   if (!canAdmin()) disable(form);
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    submit(form, id ? "PATCH" : "POST", id ? `/api/v1/clusters/${id}/` : "/api/v1/clusters/", () => window.location.assign("/clusters/"));
+    submit(form, id ? "PATCH" : "POST", id ? `/api/v1/clusters/${id}/` : "/api/v1/clusters/", () =>
+      window.location.assign("/clusters/"),
+    );
   });
   const checkButton = document.getElementById("check");
   checkButton?.addEventListener("click", check);

@@ -16,7 +16,8 @@ function bendOf(edge, edges, place) {
 }
 
 function scales(place) {
-  const xs = Object.values(place).map((p) => p.x), ys = Object.values(place).map((p) => p.y);
+  const xs = Object.values(place).map((p) => p.x),
+    ys = Object.values(place).map((p) => p.y);
   const x = [Math.min(...xs) - 0.45, Math.max(...xs) + 0.45];
   const y = [Math.min(...ys) - 0.75, Math.max(...ys) + 0.75];
   const width = (graph.clientWidth || 1200) - MARGIN.l - MARGIN.r;
@@ -35,8 +36,14 @@ function tipParameter(k, s) {
 
 function edgeLabel(edge) {
   if (edge.hops) return `${edge.hops} hops (heartbeats)`;
-  const state = edge.health === "healthy" ? "" : edge.paused ? "PAUSED<br>"
-    : edge.unplaced ? `UNPLACED: ${edge.unplaced} task${edge.unplaced === 1 ? "" : "s"}<br>` : `${edge.health.toUpperCase()}<br>`;
+  const state =
+    edge.health === "healthy"
+      ? ""
+      : edge.paused
+        ? "PAUSED<br>"
+        : edge.unplaced
+          ? `UNPLACED: ${edge.unplaced} task${edge.unplaced === 1 ? "" : "s"}<br>`
+          : `${edge.health.toUpperCase()}<br>`;
   // No <b>: Plotly would draw it as a tspan with a style attribute, which the Content-Security-Policy refuses.
   return `${state}${compact(edge.records_per_second)}/s · lag ${compact(edge.lag)}<br>p99 ${ms(edge.latency_p99_ms)}`;
 }
@@ -45,12 +52,41 @@ function drawEdge(edge, k, s, color, out) {
   const dash = edge.hops ? "dot" : edge.paused ? "dash" : "solid";
   out.shapes.push({ type: "path", path: svgPath(k), line: { color, width: edge.hops ? 2 : 3, dash }, layer: "below" });
   const tip = tipParameter(k, s);
-  const head = at(k, tip).point, tail = at(k, tip - 0.04).point;
-  out.annotations.push({ x: head.x, y: head.y, ax: tail.x, ay: tail.y, xref: "x", yref: "y", axref: "x", ayref: "y",
-    showarrow: true, arrowhead: 2, arrowsize: 1.1, arrowwidth: edge.hops ? 2 : 3, arrowcolor: color, text: "" });
-  out.annotations.push({ x: k.mid.x, y: k.mid.y, xref: "x", yref: "y", showarrow: false, text: edgeLabel(edge),
-    font: { size: 12, color: "#1b2130" }, bgcolor: "rgba(255,255,255,0.95)", bordercolor: color, borderwidth: 1.5,
-    borderpad: 5, align: "center", captureevents: Boolean(edge.url), url: edge.url, name: edge.name });
+  const head = at(k, tip).point,
+    tail = at(k, tip - 0.04).point;
+  out.annotations.push({
+    x: head.x,
+    y: head.y,
+    ax: tail.x,
+    ay: tail.y,
+    xref: "x",
+    yref: "y",
+    axref: "x",
+    ayref: "y",
+    showarrow: true,
+    arrowhead: 2,
+    arrowsize: 1.1,
+    arrowwidth: edge.hops ? 2 : 3,
+    arrowcolor: color,
+    text: "",
+  });
+  out.annotations.push({
+    x: k.mid.x,
+    y: k.mid.y,
+    xref: "x",
+    yref: "y",
+    showarrow: false,
+    text: edgeLabel(edge),
+    font: { size: 12, color: "#1b2130" },
+    bgcolor: "rgba(255,255,255,0.95)",
+    bordercolor: color,
+    borderwidth: 1.5,
+    borderpad: 5,
+    align: "center",
+    captureevents: Boolean(edge.url),
+    url: edge.url,
+    name: edge.name,
+  });
 }
 
 function figure(data) {
@@ -65,19 +101,37 @@ function figure(data) {
     drawEdge(edge, curve(place[edge.source], place[edge.target], bend), s, color, out);
   }
   const nodes = {
-    type: "scatter", mode: "markers+text", hoverinfo: "text",
-    x: data.nodes.map((n) => place[n.alias].x), y: data.nodes.map((n) => place[n.alias].y),
-    text: data.nodes.map((n) => n.alias), textposition: "bottom center",
+    type: "scatter",
+    mode: "markers+text",
+    hoverinfo: "text",
+    x: data.nodes.map((n) => place[n.alias].x),
+    y: data.nodes.map((n) => place[n.alias].y),
+    text: data.nodes.map((n) => n.alias),
+    textposition: "bottom center",
     textfont: { size: 14, color: "#1b2130", weight: "bold" },
-    hovertext: data.nodes.map((n) => (n.reachable === false ? `${n.alias}: unreachable` : `${n.alias}: ${n.topic_count ?? "?"} topics`)),
+    hovertext: data.nodes.map((n) =>
+      n.reachable === false ? `${n.alias}: unreachable` : `${n.alias}: ${n.topic_count ?? "?"} topics`,
+    ),
     customdata: data.nodes.map((n) => n.url),
-    marker: { size: NODE_PX, color: data.nodes.map((n) => (n.reachable === false ? COLORS.failing : "#2f6fdb")),
-      line: { color: "#ffffff", width: 3 }, symbol: "circle" },
+    marker: {
+      size: NODE_PX,
+      color: data.nodes.map((n) => (n.reachable === false ? COLORS.failing : "#2f6fdb")),
+      line: { color: "#ffffff", width: 3 },
+      symbol: "circle",
+    },
   };
   const layout = {
-    margin: MARGIN, showlegend: false, dragmode: false, hovermode: "closest", paper_bgcolor: "#fff", plot_bgcolor: "#fff",
-    xaxis: { range: s.x, visible: false, fixedrange: true }, yaxis: { range: s.y, visible: false, fixedrange: true },
-    shapes: out.shapes, annotations: out.annotations, font: { family: "system-ui, sans-serif" },
+    margin: MARGIN,
+    showlegend: false,
+    dragmode: false,
+    hovermode: "closest",
+    paper_bgcolor: "#fff",
+    plot_bgcolor: "#fff",
+    xaxis: { range: s.x, visible: false, fixedrange: true },
+    yaxis: { range: s.y, visible: false, fixedrange: true },
+    shapes: out.shapes,
+    annotations: out.annotations,
+    font: { family: "system-ui, sans-serif" },
   };
   return { data: [nodes], layout };
 }
@@ -93,17 +147,35 @@ function setTile(name, value, sub, state) {
 function tiles(t) {
   setTile("records", compact(t.records_per_second));
   setTile("lag", compact(t.total_lag));
-  const unplaced = t.unplaced_tasks ? ` · ${t.unplaced_tasks} task${t.unplaced_tasks === 1 ? "" : "s"} unplaced (${t.capacity.free} free slots)` : "";
-  setTile("unhealthy", `${t.unhealthy}`, `of ${t.flows} flow${t.flows === 1 ? "" : "s"}${unplaced}`, t.flows ? (t.unhealthy ? "bad" : "good") : "");
+  const unplaced = t.unplaced_tasks
+    ? ` · ${t.unplaced_tasks} task${t.unplaced_tasks === 1 ? "" : "s"} unplaced (${t.capacity.free} free slots)`
+    : "";
+  setTile(
+    "unhealthy",
+    `${t.unhealthy}`,
+    `of ${t.flows} flow${t.flows === 1 ? "" : "s"}${unplaced}`,
+    t.flows ? (t.unhealthy ? "bad" : "good") : "",
+  );
   const cp = t.oldest_checkpoint;
-  setTile("checkpoint", cp ? age(ageOfMillis(cp.timestamp)) : "–", cp ? `${cp.group} on ${cp.flow}` : "no checkpoints yet");
+  setTile(
+    "checkpoint",
+    cp ? age(ageOfMillis(cp.timestamp)) : "–",
+    cp ? `${cp.group} on ${cp.flow}` : "no checkpoints yet",
+  );
 }
 
 function emptyState() {
   const admin = document.body.dataset.role === "admin";
-  clear(graph, el("div", { class: "empty" }, el("h2", {}, "No clusters yet"),
-    el("p", {}, "Add the Kafka clusters you replicate between, then a flow from one to the other."),
-    admin ? el("a", { class: "btn primary", href: "/clusters/new/" }, "Add a cluster") : null));
+  clear(
+    graph,
+    el(
+      "div",
+      { class: "empty" },
+      el("h2", {}, "No clusters yet"),
+      el("p", {}, "Add the Kafka clusters you replicate between, then a flow from one to the other."),
+      admin ? el("a", { class: "btn primary", href: "/clusters/new/" }, "Add a cluster") : null,
+    ),
+  );
 }
 
 let drawn = false;
@@ -119,7 +191,9 @@ async function refresh() {
       if (!drawn) bindClicks();
       drawn = true;
     }
-    graph.dataset.edges = JSON.stringify(data.edges.map((e) => ({ name: e.name, health: e.health, rps: e.records_per_second, unplaced: e.unplaced })));
+    graph.dataset.edges = JSON.stringify(
+      data.edges.map((e) => ({ name: e.name, health: e.health, rps: e.records_per_second, unplaced: e.unplaced })),
+    );
     graph.dataset.hops = JSON.stringify(data.hops);
     updated.textContent = `live · updated ${new Date().toLocaleTimeString("en-GB")}`;
     updated.classList.remove("stale");
@@ -130,8 +204,13 @@ async function refresh() {
 }
 
 function bindClicks() {
-  graph.on("plotly_click", (event) => { const url = event.points[0]?.customdata; if (url) window.location.assign(url); });
-  graph.on("plotly_clickannotation", (event) => { if (event.annotation.url) window.location.assign(event.annotation.url); });
+  graph.on("plotly_click", (event) => {
+    const url = event.points[0]?.customdata;
+    if (url) window.location.assign(url);
+  });
+  graph.on("plotly_clickannotation", (event) => {
+    if (event.annotation.url) window.location.assign(event.annotation.url);
+  });
 }
 
 refresh();

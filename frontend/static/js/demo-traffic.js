@@ -13,12 +13,25 @@ function render(state, error) {
   const label = state.paused ? "paused" : `producing ${state.rate} records/s`;
   const pending = state.pending ? el("span", { class: "faint" }, " (switching…)") : null;
   const button = canOperate
-    ? el("button", { class: "btn", type: "button", id: "demo-traffic-toggle", "data-paused": String(state.paused) },
-      state.paused ? "Resume traffic" : "Pause traffic")
+    ? el(
+        "button",
+        { class: "btn", type: "button", id: "demo-traffic-toggle", "data-paused": String(state.paused) },
+        state.paused ? "Resume traffic" : "Pause traffic",
+      )
     : null;
   button?.addEventListener("click", () => toggle(!state.paused));
-  clear(box, el("span", { class: `traffic-state ${state.paused ? "paused" : "producing"}` }, "Demo traffic: ", el("b", {}, label), pending),
-    button, error ? el("span", { class: "err" }, ` ${error}`) : null);
+  clear(
+    box,
+    el(
+      "span",
+      { class: `traffic-state ${state.paused ? "paused" : "producing"}` },
+      "Demo traffic: ",
+      el("b", {}, label),
+      pending,
+    ),
+    button,
+    error ? el("span", { class: "err" }, ` ${error}`) : null,
+  );
 }
 
 async function toggle(paused) {

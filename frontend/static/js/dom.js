@@ -62,10 +62,12 @@ export function clear(node, ...children) {
 }
 
 export function table(headers, rows, { empty = "Nothing yet." } = {}) {
-  const head = el("tr", {}, headers.map((h) => el("th", { class: h.num ? "num" : "" }, h.label ?? h)));
-  const body = rows.length
-    ? rows
-    : [el("tr", {}, el("td", { colspan: headers.length, class: "muted" }, empty))];
+  const head = el(
+    "tr",
+    {},
+    headers.map((h) => el("th", { class: h.num ? "num" : "" }, h.label ?? h)),
+  );
+  const body = rows.length ? rows : [el("tr", {}, el("td", { colspan: headers.length, class: "muted" }, empty))];
   return el("table", { class: "data" }, el("thead", {}, head), el("tbody", {}, body));
 }
 

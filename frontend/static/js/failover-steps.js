@@ -2,15 +2,30 @@
 import { age, alert, badge, el, ms, number, table } from "./dom.js";
 
 const result = (f, step) => (f.steps[step] || {}).result || {};
-const button = (text, onclick, primary = true) => el("button", { class: `btn ${primary ? "primary" : ""}`, type: "button", onclick }, text);
+const button = (text, onclick, primary = true) =>
+  el("button", { class: `btn ${primary ? "primary" : ""}`, type: "button", onclick }, text);
 
 function checks(rows, { ack = [] } = {}) {
-  return el("div", { class: "checks" }, rows.map((c) => el("div", { class: "pfcheck", "data-check": c.code },
-    badge(c.status, c.status === "warn" ? "warning" : c.status),
-    el("div", {}, el("div", { class: "what" }, c.label), el("div", { class: "detail" }, c.detail)),
-    c.status === "warn" && ack !== null
-      ? el("label", { class: "ack" }, el("input", { type: "checkbox", name: "ack", value: c.code, checked: ack.includes(c.code) }), "Acknowledge")
-      : el("span"))));
+  return el(
+    "div",
+    { class: "checks" },
+    rows.map((c) =>
+      el(
+        "div",
+        { class: "pfcheck", "data-check": c.code },
+        badge(c.status, c.status === "warn" ? "warning" : c.status),
+        el("div", {}, el("div", { class: "what" }, c.label), el("div", { class: "detail" }, c.detail)),
+        c.status === "warn" && ack !== null
+          ? el(
+              "label",
+              { class: "ack" },
+              el("input", { type: "checkbox", name: "ack", value: c.code, checked: ack.includes(c.code) }),
+              "Acknowledge",
+            )
+          : el("span"),
+      ),
+    ),
+  );
 }
 
 function rpo(r) {
@@ -25,27 +40,50 @@ function errorOf(r) {
 }
 
 export function plan(f) {
-  return [el("dl", { class: "kv" },
-    el("dt", {}, "Groups"), el("dd", { class: "mono" }, f.groups.join(", ")),
-    el("dt", {}, "From → to"), el("dd", {}, `${f.source} → ${f.target}`),
-    el("dt", {}, "Mode"), el("dd", {}, f.mode + (f.dry_run ? " (dry run: nothing is changed)" : "")),
-    el("dt", {}, "Drain threshold"), el("dd", {}, `${number(f.drain_threshold)} records`))];
+  return [
+    el(
+      "dl",
+      { class: "kv" },
+      el("dt", {}, "Groups"),
+      el("dd", { class: "mono" }, f.groups.join(", ")),
+      el("dt", {}, "From → to"),
+      el("dd", {}, `${f.source} → ${f.target}`),
+      el("dt", {}, "Mode"),
+      el("dd", {}, f.mode + (f.dry_run ? " (dry run: nothing is changed)" : "")),
+      el("dt", {}, "Drain threshold"),
+      el("dd", {}, `${number(f.drain_threshold)} records`),
+    ),
+  ];
 }
 
 export function preflight(f, run, operator) {
   const r = result(f, "preflight");
   const acked = (f.steps.preflight || {}).inputs?.acknowledge || [];
-  const body = [el("p", { class: "muted" }, "The flow is healthy, heartbeats are fresh, checkpoints exist, the target groups are EMPTY, the ACLs exist. Failed checks block; warnings need an acknowledgement.")];
+  const body = [
+    el(
+      "p",
+      { class: "muted" },
+      "The flow is healthy, heartbeats are fresh, checkpoints exist, the target groups are EMPTY, the ACLs exist. Failed checks block; warnings need an acknowledgement.",
+    ),
+  ];
   if (r.checks) {
     body.push(checks(r.checks, { ack: operator ? acked : null }));
-    if (r.failed?.length) body.push(alert("error", `Blocked by: ${r.failed.join(", ")}. Fix them and run the checks again.`));
+    if (r.failed?.length)
+      body.push(alert("error", `Blocked by: ${r.failed.join(", ")}. Fix them and run the checks again.`));
     else if (r.unacknowledged?.length) body.push(alert("warn", "Acknowledge the warnings to continue."));
     else body.push(alert("ok", "Every check passed."));
   }
   if (operator) {
     const acks = () => [...document.querySelectorAll("input[name=ack]:checked")].map((i) => i.value);
-    const actions = [button(r.checks ? "Run the checks again" : "Run pre-flight checks", () => run("preflight", { acknowledge: acks() }), !r.checks)];
-    if (r.checks && !r.failed?.length) actions.push(button("Continue", () => run("preflight", { acknowledge: acks(), proceed: true })));
+    const actions = [
+      button(
+        r.checks ? "Run the checks again" : "Run pre-flight checks",
+        () => run("preflight", { acknowledge: acks() }),
+        !r.checks,
+      ),
+    ];
+    if (r.checks && !r.failed?.length)
+      actions.push(button("Continue", () => run("preflight", { acknowledge: acks(), proceed: true })));
     body.push(el("div", { class: "formactions" }, ...actions));
   }
   return body;
@@ -54,18 +92,40 @@ export function preflight(f, run, operator) {
 export function drain(f, run, operator, ctx = {}) {
   const r = result(f, "drain");
   const pct = Math.round((r.progress || 0) * 100);
-  const body = [el("p", { class: "muted" }, `Waiting until the flow lag is at most ${number(f.drain_threshold)} records.`),
-    el("div", { class: "progress", role: "progressbar", "aria-valuenow": pct, "aria-valuemin": 0, "aria-valuemax": 100 }, el("div", { style: `width:${pct}%` })),
-    el("p", { id: "drain-lag" }, r.lag === undefined ? "Not started." : r.lag === null ? "The flow reports no lag yet." : `Lag ${number(r.lag)} records (${pct}% drained).`),
-    drainFigures(r), sparkline(r.trend || []),
-    r.producers_writing ? alert("warn", `The source producers are still writing: ${f.source}'s end offsets grow by ~${number(r.source_write_rate)} records/s.`) : null,
+  const body = [
+    el("p", { class: "muted" }, `Waiting until the flow lag is at most ${number(f.drain_threshold)} records.`),
+    el(
+      "div",
+      { class: "progress", role: "progressbar", "aria-valuenow": pct, "aria-valuemin": 0, "aria-valuemax": 100 },
+      el("div", { style: `width:${pct}%` }),
+    ),
+    el(
+      "p",
+      { id: "drain-lag" },
+      r.lag === undefined
+        ? "Not started."
+        : r.lag === null
+          ? "The flow reports no lag yet."
+          : `Lag ${number(r.lag)} records (${pct}% drained).`,
+    ),
+    drainFigures(r),
+    sparkline(r.trend || []),
+    r.producers_writing
+      ? alert(
+          "warn",
+          `The source producers are still writing: ${f.source}'s end offsets grow by ~${number(r.source_write_rate)} records/s.`,
+        )
+      : null,
     r.why ? alert("info", `Not done yet: ${r.why}.`) : null,
-    r.source_error ? el("p", { class: "faint" }, `Source end offsets unknown: ${r.source_error}`) : null, errorOf(r)];
+    r.source_error ? el("p", { class: "faint" }, `Source end offsets unknown: ${r.source_error}`) : null,
+    errorOf(r),
+  ];
   if (operator) {
     body.push(thresholdForm(f, ctx));
     const last = (r.trend || []).at(-1);
     const lastAt = last ? ` Last check ${new Date(last.at * 1000).toLocaleTimeString("en-GB")}.` : "";
-    const every = ctx.retryMs ? `Retrying in ${Math.round(ctx.retryMs / 1000)} s after an error.${lastAt}`
+    const every = ctx.retryMs
+      ? `Retrying in ${Math.round(ctx.retryMs / 1000)} s after an error.${lastAt}`
       : `Checking again ${Math.round((ctx.everyMs || 2000) / 1000)} seconds after each check ends, while this page is open.${lastAt}`;
     body.push(el("p", { class: "faint", id: "drain-every" }, every));
   }
@@ -74,20 +134,50 @@ export function drain(f, run, operator, ctx = {}) {
 
 function drainFigures(r) {
   if (r.lag === undefined) return null;
-  const trend = r.lag_rate === null || r.lag_rate === undefined ? "–" : r.lag_rate < 0 ? `falling ${number(-r.lag_rate)} records/s`
-    : r.lag_rate > 0 ? `rising ${number(r.lag_rate)} records/s` : "flat";
-  const eta = r.eta_seconds === null || r.eta_seconds === undefined ? "unknown (the lag is not falling)" : r.eta_seconds === 0 ? "now" : `about ${age(r.eta_seconds)}`;
-  return el("dl", { class: "kv" }, el("dt", {}, "Lag trend"), el("dd", { id: "drain-trend" }, trend),
-    el("dt", {}, "ETA"), el("dd", { id: "drain-eta" }, eta),
-    el("dt", {}, "Source writes"), el("dd", {}, r.source_write_rate === null || r.source_write_rate === undefined ? "–" : `${number(r.source_write_rate)} records/s`));
+  const trend =
+    r.lag_rate === null || r.lag_rate === undefined
+      ? "–"
+      : r.lag_rate < 0
+        ? `falling ${number(-r.lag_rate)} records/s`
+        : r.lag_rate > 0
+          ? `rising ${number(r.lag_rate)} records/s`
+          : "flat";
+  const eta =
+    r.eta_seconds === null || r.eta_seconds === undefined
+      ? "unknown (the lag is not falling)"
+      : r.eta_seconds === 0
+        ? "now"
+        : `about ${age(r.eta_seconds)}`;
+  return el(
+    "dl",
+    { class: "kv" },
+    el("dt", {}, "Lag trend"),
+    el("dd", { id: "drain-trend" }, trend),
+    el("dt", {}, "ETA"),
+    el("dd", { id: "drain-eta" }, eta),
+    el("dt", {}, "Source writes"),
+    el(
+      "dd",
+      {},
+      r.source_write_rate === null || r.source_write_rate === undefined
+        ? "–"
+        : `${number(r.source_write_rate)} records/s`,
+    ),
+  );
 }
 
 // The lag of the last samples as a small inline SVG line (no chart library for thirty points).
 function sparkline(trend) {
   const points = trend.filter((s) => s.lag !== null && s.lag !== undefined);
   if (points.length < 2) return null;
-  const w = 240, h = 40, t0 = points[0].at, t1 = points[points.length - 1].at || t0 + 1, max = Math.max(1, ...points.map((p) => p.lag));
-  const xy = points.map((p) => `${(((p.at - t0) / Math.max(1, t1 - t0)) * w).toFixed(1)},${(h - (p.lag / max) * h).toFixed(1)}`).join(" ");
+  const w = 240,
+    h = 40,
+    t0 = points[0].at,
+    t1 = points[points.length - 1].at || t0 + 1,
+    max = Math.max(1, ...points.map((p) => p.lag));
+  const xy = points
+    .map((p) => `${(((p.at - t0) / Math.max(1, t1 - t0)) * w).toFixed(1)},${(h - (p.lag / max) * h).toFixed(1)}`)
+    .join(" ");
   const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
   svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
   svg.setAttribute("class", "sparkline");
@@ -101,38 +191,92 @@ function sparkline(trend) {
 function thresholdForm(f, ctx) {
   if (!ctx.setThreshold) return null;
   const value = ctx.draft ?? f.drain_threshold;
-  const input = el("input", { type: "number", min: 0, id: "drain-threshold", value, class: "narrow", oninput: (e) => ctx.onDraft?.(e.target.value) });
-  return el("div", { class: "formactions" }, el("label", { for: "drain-threshold" }, "Threshold (records)"), input,
-    button("Change the threshold", () => ctx.setThreshold(input.value), false));
+  const input = el("input", {
+    type: "number",
+    min: 0,
+    id: "drain-threshold",
+    value,
+    class: "narrow",
+    oninput: (e) => ctx.onDraft?.(e.target.value),
+  });
+  return el(
+    "div",
+    { class: "formactions" },
+    el("label", { for: "drain-threshold" }, "Threshold (records)"),
+    input,
+    button("Change the threshold", () => ctx.setThreshold(input.value), false),
+  );
 }
 
 export function fence(f, run, operator) {
   const r = result(f, "fence");
-  const body = [el("p", {}, `Stop the producers and the consumers of ${f.groups.join(", ")} on ${f.source}. The wizard then verifies that the source end offsets stop moving and that the groups have no members left.`)];
+  const body = [
+    el(
+      "p",
+      {},
+      `Stop the producers and the consumers of ${f.groups.join(", ")} on ${f.source}. The wizard then verifies that the source end offsets stop moving and that the groups have no members left.`,
+    ),
+  ];
   if (r.checks) body.push(checks(r.checks, { ack: null }));
   body.push(errorOf(r));
   if (operator) {
-    const confirm = el("label", { class: "ack" }, el("input", { type: "checkbox", id: "fence-confirm" }), `Producers and consumers on ${f.source} have stopped`);
-    body.push(el("div", { class: "formactions" }, confirm, el("span", { class: "spacer" }),
-      button("Verify the fence", () => run("fence", { confirmed: document.getElementById("fence-confirm").checked }))));
+    const confirm = el(
+      "label",
+      { class: "ack" },
+      el("input", { type: "checkbox", id: "fence-confirm" }),
+      `Producers and consumers on ${f.source} have stopped`,
+    );
+    body.push(
+      el(
+        "div",
+        { class: "formactions" },
+        confirm,
+        el("span", { class: "spacer" }),
+        button("Verify the fence", () => run("fence", { confirmed: document.getElementById("fence-confirm").checked })),
+      ),
+    );
   }
   return body;
 }
 
 function previewTable(rows) {
   const groups = [...new Set(rows.map((p) => p.group))];
-  const headers = ["Partition", { label: "Upstream committed", num: true }, "Target topic", { label: "Translated", num: true },
-    "Derived by", { label: "Re-read", num: true }, { label: "Skipped", num: true }];
-  return el("div", {}, groups.flatMap((group) => [el("h3", { class: "preview-group" }, "Group ", el("code", {}, group)),
-    tableOf(headers, rows.filter((p) => p.group === group).map(previewRow))]));
+  const headers = [
+    "Partition",
+    { label: "Upstream committed", num: true },
+    "Target topic",
+    { label: "Translated", num: true },
+    "Derived by",
+    { label: "Re-read", num: true },
+    { label: "Skipped", num: true },
+  ];
+  return el(
+    "div",
+    {},
+    groups.flatMap((group) => [
+      el("h3", { class: "preview-group" }, "Group ", el("code", {}, group)),
+      tableOf(headers, rows.filter((p) => p.group === group).map(previewRow)),
+    ]),
+  );
 }
 
 function previewRow(p) {
-  return el("tr", { title: p.note },
-    el("td", { class: "mono" }, `${p.topic}-${p.partition}`), el("td", { class: "num" }, number(p.upstream_offset)),
-    el("td", { class: "mono" }, p.target_topic), el("td", { class: "num" }, p.downstream_offset === null ? "—" : number(p.downstream_offset)),
-    el("td", {}, badge(p.exact ? "pass" : "warn", p.method), p.note ? el("div", { class: "detail faint" }, p.note) : null),
-    el("td", { class: "num" }, p.reread === null ? "?" : p.reread), el("td", { class: "num" }, p.skipped === null ? "?" : p.skipped));
+  return el(
+    "tr",
+    { title: p.note },
+    el("td", { class: "mono" }, `${p.topic}-${p.partition}`),
+    el("td", { class: "num" }, number(p.upstream_offset)),
+    el("td", { class: "mono" }, p.target_topic),
+    el("td", { class: "num" }, p.downstream_offset === null ? "—" : number(p.downstream_offset)),
+    el(
+      "td",
+      {},
+      badge(p.exact ? "pass" : "warn", p.method),
+      p.note ? el("div", { class: "detail faint" }, p.note) : null,
+    ),
+    el("td", { class: "num" }, p.reread === null ? "?" : p.reread),
+    el("td", { class: "num" }, p.skipped === null ? "?" : p.skipped),
+  );
 }
 
 function tableOf(headers, rows) {
@@ -143,27 +287,66 @@ function tableOf(headers, rows) {
 
 export function checkpoint(f, run, operator) {
   const r = result(f, "checkpoint");
-  const body = [el("p", { class: "muted" }, "A final checkpoint, then per partition: the upstream committed offset, the translated offset, how it was derived, and the records that would be re-read or skipped (expected 0 / 0).")];
+  const body = [
+    el(
+      "p",
+      { class: "muted" },
+      "A final checkpoint, then per partition: the upstream committed offset, the translated offset, how it was derived, and the records that would be re-read or skipped (expected 0 / 0).",
+    ),
+  ];
   if (r.preview) body.push(el("div", { class: "scroll" }, previewTable(r.preview)));
-  if (r.waiting) body.push(alert("info", `Waiting for replication to reach the groups' positions: ${r.inexact.join(", ")}.`));
+  if (r.waiting)
+    body.push(alert("info", `Waiting for replication to reach the groups' positions: ${r.inexact.join(", ")}.`));
   body.push(errorOf(r));
-  if (operator) body.push(el("div", { class: "formactions" }, button(r.preview ? "Checkpoint again" : "Take the final checkpoint", () => run("checkpoint", {}))));
+  if (operator)
+    body.push(
+      el(
+        "div",
+        { class: "formactions" },
+        button(r.preview ? "Checkpoint again" : "Take the final checkpoint", () => run("checkpoint", {})),
+      ),
+    );
   return body;
 }
 
 export function apply(f, run, operator) {
-  const c = result(f, "checkpoint"), r = result(f, "apply");
-  const reread = c.preview.reduce((n, p) => n + (p.reread ?? 0), 0), skipped = c.preview.reduce((n, p) => n + (p.skipped ?? 0), 0);
+  const c = result(f, "checkpoint"),
+    r = result(f, "apply");
+  const reread = c.preview.reduce((n, p) => n + (p.reread ?? 0), 0),
+    skipped = c.preview.reduce((n, p) => n + (p.skipped ?? 0), 0);
   const unknown = c.preview.some((p) => p.reread === null || p.skipped === null);
-  const body = [el("dl", { class: "kv" },
-    el("dt", {}, "Re-read / skipped"), el("dd", { id: "totals" }, unknown ? `${reread} / ${skipped} known; some partitions approximate` : `${reread} / ${skipped}`),
-    el("dt", {}, "RPO"), el("dd", { id: "rpo" }, rpo(c.rpo))),
-  el("div", { class: "scroll" }, previewTable(c.preview)), errorOf(r)];
+  const body = [
+    el(
+      "dl",
+      { class: "kv" },
+      el("dt", {}, "Re-read / skipped"),
+      el(
+        "dd",
+        { id: "totals" },
+        unknown ? `${reread} / ${skipped} known; some partitions approximate` : `${reread} / ${skipped}`,
+      ),
+      el("dt", {}, "RPO"),
+      el("dd", { id: "rpo" }, rpo(c.rpo)),
+    ),
+    el("div", { class: "scroll" }, previewTable(c.preview)),
+    errorOf(r),
+  ];
   if (operator) {
-    const override = r.backwards?.length ? el("label", { class: "ack" }, el("input", { type: "checkbox", id: "override" }), "Move these offsets backwards") : null;
+    const override = r.backwards?.length
+      ? el("label", { class: "ack" }, el("input", { type: "checkbox", id: "override" }), "Move these offsets backwards")
+      : null;
     const label = f.dry_run ? "Simulate the write (dry run)" : `Write the offsets to ${f.target}`;
-    body.push(el("div", { class: "formactions" }, override, el("span", { class: "spacer" }),
-      button(label, () => run("apply", { override_backwards: Boolean(document.getElementById("override")?.checked) }))));
+    body.push(
+      el(
+        "div",
+        { class: "formactions" },
+        override,
+        el("span", { class: "spacer" }),
+        button(label, () =>
+          run("apply", { override_backwards: Boolean(document.getElementById("override")?.checked) }),
+        ),
+      ),
+    );
   }
   return body;
 }
@@ -173,34 +356,106 @@ export function verify(f, run, operator) {
   const body = [el("p", { class: "muted" }, `Read the committed offsets back from ${f.target}.`)];
   if (r.rows) body.push(verifyTable(r.rows, f.dry_run));
   body.push(errorOf(r));
-  if (operator) body.push(el("div", { class: "formactions" }, button("Read back the offsets", () => run("verify", {}))));
+  if (operator)
+    body.push(
+      el(
+        "div",
+        { class: "formactions" },
+        button("Read back the offsets", () => run("verify", {})),
+      ),
+    );
   return body;
 }
 
 // A dry run wrote nothing, so there is nothing to match: say so rather than show "match" next to no offset.
 function verifyTable(rows, dryRun) {
-  const state = (v) => (dryRun ? badge("info", "not written: dry run") : badge(v.match ? "pass" : "fail", v.match ? "match" : "differs"));
-  return tableOf(["Group", "Partition", { label: dryRun ? "Would write" : "Written", num: true }, { label: "Committed on target", num: true }, ""],
-    rows.map((v) => el("tr", {}, el("td", { class: "mono" }, v.group), el("td", { class: "mono" }, `${v.topic}-${v.partition}`),
-      el("td", { class: "num" }, number(v.expected)), el("td", { class: "num" }, number(v.committed)), el("td", {}, state(v)))));
+  const state = (v) =>
+    dryRun ? badge("info", "not written: dry run") : badge(v.match ? "pass" : "fail", v.match ? "match" : "differs");
+  return tableOf(
+    [
+      "Group",
+      "Partition",
+      { label: dryRun ? "Would write" : "Written", num: true },
+      { label: "Committed on target", num: true },
+      "",
+    ],
+    rows.map((v) =>
+      el(
+        "tr",
+        {},
+        el("td", { class: "mono" }, v.group),
+        el("td", { class: "mono" }, `${v.topic}-${v.partition}`),
+        el("td", { class: "num" }, number(v.expected)),
+        el("td", { class: "num" }, number(v.committed)),
+        el("td", {}, state(v)),
+      ),
+    ),
+  );
 }
 
 export function failback(f, run, operator) {
-  const v = result(f, "verify"), r = result(f, "failback");
-  const body = [el("h3", {}, "Consumer switch checklist"), el("ol", { class: "checklist" }, (v.checklist || []).map((item) => el("li", {}, item))),
+  const v = result(f, "verify"),
+    r = result(f, "failback");
+  const body = [
+    el("h3", {}, "Consumer switch checklist"),
+    el(
+      "ol",
+      { class: "checklist" },
+      (v.checklist || []).map((item) => el("li", {}, item)),
+    ),
     el("h3", { style: "margin-top:1rem" }, "Failback"),
-    el("p", {}, `Set up the flow ${f.target} → ${f.source} with offset syncs and checkpoints, so that a later failover back is just as exact.`), errorOf(r)];
-  if (operator) body.push(el("div", { class: "formactions" }, button("Set up the flow back", () => run("failback", { set_up: true })),
-    button("Skip", () => run("failback", { set_up: false }), false)));
+    el(
+      "p",
+      {},
+      `Set up the flow ${f.target} → ${f.source} with offset syncs and checkpoints, so that a later failover back is just as exact.`,
+    ),
+    errorOf(r),
+  ];
+  if (operator)
+    body.push(
+      el(
+        "div",
+        { class: "formactions" },
+        button("Set up the flow back", () => run("failback", { set_up: true })),
+        button("Skip", () => run("failback", { set_up: false }), false),
+      ),
+    );
   return body;
 }
 
 export function done(f) {
-  const c = result(f, "checkpoint"), v = result(f, "verify"), b = result(f, "failback");
-  return [alert("ok", `${f.dry_run ? "Dry run complete: nothing was changed." : "Failover complete."} ${f.groups.join(", ")} ${f.dry_run ? "would resume" : "resume"} on ${f.target}.`),
-    el("dl", { class: "kv" }, el("dt", {}, "RPO"), el("dd", { id: "rpo" }, rpo(c.rpo)),
-      el("dt", {}, "Flow back"), el("dd", {}, b.skipped ? "not set up" : b.name ? el("a", { href: `/flows/${b.flow}/` }, b.name)
-        : b.would_create ? `${b.would_create} (not created: dry run)` : "–")),
+  const c = result(f, "checkpoint"),
+    v = result(f, "verify"),
+    b = result(f, "failback");
+  return [
+    alert(
+      "ok",
+      `${f.dry_run ? "Dry run complete: nothing was changed." : "Failover complete."} ${f.groups.join(", ")} ${f.dry_run ? "would resume" : "resume"} on ${f.target}.`,
+    ),
+    el(
+      "dl",
+      { class: "kv" },
+      el("dt", {}, "RPO"),
+      el("dd", { id: "rpo" }, rpo(c.rpo)),
+      el("dt", {}, "Flow back"),
+      el(
+        "dd",
+        {},
+        b.skipped
+          ? "not set up"
+          : b.name
+            ? el("a", { href: `/flows/${b.flow}/` }, b.name)
+            : b.would_create
+              ? `${b.would_create} (not created: dry run)`
+              : "–",
+      ),
+    ),
     v.rows ? verifyTable(v.rows, f.dry_run) : null,
-    el("h3", { style: "margin-top:1rem" }, "Consumer switch checklist"), el("ol", { class: "checklist" }, (v.checklist || []).map((item) => el("li", {}, item)))];
+    el("h3", { style: "margin-top:1rem" }, "Consumer switch checklist"),
+    el(
+      "ol",
+      { class: "checklist" },
+      (v.checklist || []).map((item) => el("li", {}, item)),
+    ),
+  ];
 }

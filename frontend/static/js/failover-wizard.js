@@ -77,24 +77,62 @@ function run(step, inputs) {
 }
 
 function stepper(f) {
-  clear(document.getElementById("stepper"), f.stepper.map((s) => el("li", { class: s.state, "data-step": s.step, title: s.label }, s.label)));
+  clear(
+    document.getElementById("stepper"),
+    f.stepper.map((s) => el("li", { class: s.state, "data-step": s.step, title: s.label }, s.label)),
+  );
 }
 
 function log(f) {
   const order = f.stepper.map((s) => s.step).concat(["abort"]);
   const entries = order.filter((s) => f.steps[s] && !f.steps[s].skipped);
-  clear(document.getElementById("log"), entries.length ? entries.map((s) => el("details", {},
-    el("summary", {}, `${s} `, el("span", { class: "faint" }, `${f.steps[s].by || ""} · ${when(f.steps[s].at)}${f.steps[s].complete ? "" : " · not complete"}`)),
-    el("pre", {}, JSON.stringify({ inputs: f.steps[s].inputs, result: f.steps[s].result }, null, 2)))) : el("p", { class: "muted" }, "Nothing yet."));
+  clear(
+    document.getElementById("log"),
+    entries.length
+      ? entries.map((s) =>
+          el(
+            "details",
+            {},
+            el(
+              "summary",
+              {},
+              `${s} `,
+              el(
+                "span",
+                { class: "faint" },
+                `${f.steps[s].by || ""} · ${when(f.steps[s].at)}${f.steps[s].complete ? "" : " · not complete"}`,
+              ),
+            ),
+            el("pre", {}, JSON.stringify({ inputs: f.steps[s].inputs, result: f.steps[s].result }, null, 2)),
+          ),
+        )
+      : el("p", { class: "muted" }, "Nothing yet."),
+  );
 }
 
 // The job of the step the failover stands at: queued, running, failed or expired (a finished one says nothing).
 function jobLine(f) {
   const j = f.job;
   if (!j.step || j.step !== f.step) return null;
-  if (j.expired) return alert("warn", `The ${j.step} job stopped answering (its claim expired ${when(j.expires_at)}): its worker may have died. Start the step again.`);
-  if (j.state === "queued") return el("p", { class: "jobstate", "data-job": "queued" }, badge("info", "queued"), ` ${j.step} is waiting for a worker…`);
-  if (j.state === "running") return el("p", { class: "jobstate", "data-job": "running" }, badge("info", "running"), ` ${j.step} running since ${when(j.started_at)}…`);
+  if (j.expired)
+    return alert(
+      "warn",
+      `The ${j.step} job stopped answering (its claim expired ${when(j.expires_at)}): its worker may have died. Start the step again.`,
+    );
+  if (j.state === "queued")
+    return el(
+      "p",
+      { class: "jobstate", "data-job": "queued" },
+      badge("info", "queued"),
+      ` ${j.step} is waiting for a worker…`,
+    );
+  if (j.state === "running")
+    return el(
+      "p",
+      { class: "jobstate", "data-job": "running" },
+      badge("info", "running"),
+      ` ${j.step} running since ${when(j.started_at)}…`,
+    );
   if (j.state === "failed") return alert("error", `The ${j.step} job failed: ${j.error}`);
   return null;
 }
@@ -102,19 +140,38 @@ function jobLine(f) {
 function render(f) {
   const mode = { planned: "Planned", unplanned: "Unplanned", failback: "Failback" }[f.mode];
   document.getElementById("wizard-title").textContent = `${mode} failover ${f.source} → ${f.target}`;
-  clear(document.getElementById("wizard-status"), badge(f.status, f.status === "active" ? "in progress" : f.status), f.dry_run ? badge("info", "dry run") : null);
+  clear(
+    document.getElementById("wizard-status"),
+    badge(f.status, f.status === "active" ? "in progress" : f.status),
+    f.dry_run ? badge("info", "dry run") : null,
+  );
   document.getElementById("abort")?.toggleAttribute("hidden", f.status !== "active");
   stepper(f);
   log(f);
   const step = f.status === "completed" ? "done" : f.step;
   const panel = panels[step] || (() => [el("p", {}, step)]);
   const title = f.stepper.find((s) => s.step === step)?.label || "Done";
-  const context = { everyMs: POLL_MS, retryMs, setThreshold, draft, onDraft: (value) => { draft = value; } };
-  const body = f.status === "aborted" ? [alert("warn", `Aborted at step ${f.step}. Nothing was undone.`)]
-    : panel(f, run, operator && f.status === "active", context);
+  const context = {
+    everyMs: POLL_MS,
+    retryMs,
+    setThreshold,
+    draft,
+    onDraft: (value) => {
+      draft = value;
+    },
+  };
+  const body =
+    f.status === "aborted"
+      ? [alert("warn", `Aborted at step ${f.step}. Nothing was undone.`)]
+      : panel(f, run, operator && f.status === "active", context);
   const focused = document.activeElement?.id; // the drain re-renders while the operator may be typing
-  clear(document.getElementById("panel"), el("h2", { "data-current": step }, title), f.status === "active" ? jobLine(f) : null,
-    refusal ? alert("error", refusal) : null, body);
+  clear(
+    document.getElementById("panel"),
+    el("h2", { "data-current": step }, title),
+    f.status === "active" ? jobLine(f) : null,
+    refusal ? alert("error", refusal) : null,
+    body,
+  );
   if (focused) document.getElementById(focused)?.focus();
   if (jobActive(f)) for (const b of document.querySelectorAll("#panel button")) b.disabled = true;
 }

@@ -16,12 +16,39 @@ function xRange(samples) {
 }
 
 function chart(node, samples, key, color) {
-  const trace = { type: "scatter", mode: "lines", x: samples.map((s) => s.at), y: samples.map((s) => s[key]),
-    line: { color, width: 2, shape: "spline", smoothing: 0.3 }, fill: "tozeroy", fillcolor: `${color}22`, hoverinfo: "x+y" };
-  const layout = { margin: { l: 48, r: 10, t: 6, b: 30 }, height: 200, showlegend: false, paper_bgcolor: "#fff", plot_bgcolor: "#fff",
+  const trace = {
+    type: "scatter",
+    mode: "lines",
+    x: samples.map((s) => s.at),
+    y: samples.map((s) => s[key]),
+    line: { color, width: 2, shape: "spline", smoothing: 0.3 },
+    fill: "tozeroy",
+    fillcolor: `${color}22`,
+    hoverinfo: "x+y",
+  };
+  const layout = {
+    margin: { l: 48, r: 10, t: 6, b: 30 },
+    height: 200,
+    showlegend: false,
+    paper_bgcolor: "#fff",
+    plot_bgcolor: "#fff",
     xaxis: { type: "date", showgrid: false, tickfont: { size: 10 }, nticks: 6, range: xRange(samples) },
-    yaxis: { rangemode: "tozero", gridcolor: "#eef0f4", tickfont: { size: 10 }, nticks: 5 }, font: { family: "system-ui, sans-serif" },
-    annotations: samples.length ? [] : [{ text: "No samples yet", showarrow: false, xref: "paper", yref: "paper", x: 0.5, y: 0.5, font: { color: "#8a93a6" } }] };
+    yaxis: { rangemode: "tozero", gridcolor: "#eef0f4", tickfont: { size: 10 }, nticks: 5 },
+    font: { family: "system-ui, sans-serif" },
+    annotations: samples.length
+      ? []
+      : [
+          {
+            text: "No samples yet",
+            showarrow: false,
+            xref: "paper",
+            yref: "paper",
+            x: 0.5,
+            y: 0.5,
+            font: { color: "#8a93a6" },
+          },
+        ],
+  };
   window.Plotly.react(node, [trace], layout, { displayModeBar: false, responsive: true });
 }
 
@@ -45,44 +72,100 @@ function whereText(task) {
 
 function partitionRows(task) {
   if (!task.partitions.length) {
-    return [el("tr", { "data-task": task.task_id, "data-placement": task.placement }, el("td", {}, `task ${task.task_id}`), el("td", {}, stateBadge(task)),
-      el("td", { colspan: 6, class: "muted" }, whereText(task)), el("td", { class: "err" }, task.unplaced_reason || task.last_error || task.fault || ""))];
+    return [
+      el(
+        "tr",
+        { "data-task": task.task_id, "data-placement": task.placement },
+        el("td", {}, `task ${task.task_id}`),
+        el("td", {}, stateBadge(task)),
+        el("td", { colspan: 6, class: "muted" }, whereText(task)),
+        el("td", { class: "err" }, task.unplaced_reason || task.last_error || task.fault || ""),
+      ),
+    ];
   }
-  return task.partitions.map((p) => el("tr", { "data-task": task.task_id, "data-placement": task.placement },
-    el("td", {}, `task ${task.task_id}`), el("td", {}, stateBadge(task)),
-    el("td", { class: "mono" }, `${p.topic}-${p.partition}`),
-    el("td", { class: "num" }, number(p.position)), el("td", { class: "num" }, number(p.lag)),
-    el("td", { class: "num" }, ms(p.latency_p99_ms)), el("td", { class: "num" }, number(p.record_count)),
-    el("td", { class: "err" }, p.last_loss_reason || task.last_error || task.fault || "")));
+  return task.partitions.map((p) =>
+    el(
+      "tr",
+      { "data-task": task.task_id, "data-placement": task.placement },
+      el("td", {}, `task ${task.task_id}`),
+      el("td", {}, stateBadge(task)),
+      el("td", { class: "mono" }, `${p.topic}-${p.partition}`),
+      el("td", { class: "num" }, number(p.position)),
+      el("td", { class: "num" }, number(p.lag)),
+      el("td", { class: "num" }, ms(p.latency_p99_ms)),
+      el("td", { class: "num" }, number(p.record_count)),
+      el("td", { class: "err" }, p.last_loss_reason || task.last_error || task.fault || ""),
+    ),
+  );
 }
 
 function tasks(status) {
-  const headers = ["Task", "State", "Partition", { label: "Replicated position", num: true }, { label: "Lag", num: true },
-    { label: "p99", num: true }, { label: "Records", num: true }, "Last error"];
+  const headers = [
+    "Task",
+    "State",
+    "Partition",
+    { label: "Replicated position", num: true },
+    { label: "Lag", num: true },
+    { label: "p99", num: true },
+    { label: "Records", num: true },
+    "Last error",
+  ];
   const rows = status.tasks.flatMap(partitionRows);
-  clear(document.getElementById("tasks"), table(headers, rows, { empty: "No tasks yet: the controller assigns them within seconds." }));
+  clear(
+    document.getElementById("tasks"),
+    table(headers, rows, { empty: "No tasks yet: the controller assigns them within seconds." }),
+  );
   const provisioning = status.provisioning || {};
-  const errors = [status.controller_error && `controller: ${status.controller_error}`,
+  const errors = [
+    status.controller_error && `controller: ${status.controller_error}`,
     provisioning.error && `provisioning the flow's topics failed (retried): ${provisioning.error}`,
-    ...status.tasks.filter((t) => t.state === "FAILED").map((t) => `task ${t.task_id}: ${t.last_error}`)];
+    ...status.tasks.filter((t) => t.state === "FAILED").map((t) => `task ${t.task_id}: ${t.last_error}`),
+  ];
   const unplaced = status.tasks.filter((t) => t.placement === "unplaced");
-  clear(document.getElementById("errors"), errors.filter(Boolean).map((e) => alert("error", e)),
-    unplaced.map((t) => alert("error", `task ${t.task_id} is not placed: ${t.unplaced_reason}. Add a worker or raise MIRRORPLANE_WORKER_SLOTS.`)));
+  clear(
+    document.getElementById("errors"),
+    errors.filter(Boolean).map((e) => alert("error", e)),
+    unplaced.map((t) =>
+      alert(
+        "error",
+        `task ${t.task_id} is not placed: ${t.unplaced_reason}. Add a worker or raise MIRRORPLANE_WORKER_SLOTS.`,
+      ),
+    ),
+  );
   const live = status.tasks.filter((t) => t.live).length;
   const waiting = provisioning.provisioned === false && !provisioning.error ? " · provisioning topics" : "";
-  setTile("tasks", `${live} / ${status.tasks.length}`, `running / assigned${unplaced.length ? ` · ${unplaced.length} unplaced` : ""}${waiting}`);
+  setTile(
+    "tasks",
+    `${live} / ${status.tasks.length}`,
+    `running / assigned${unplaced.length ? ` · ${unplaced.length} unplaced` : ""}${waiting}`,
+  );
   document.getElementById("pause")?.toggleAttribute("hidden", status.paused);
   document.getElementById("resume")?.toggleAttribute("hidden", !status.paused);
 }
 
 function checkpoints(answer) {
   document.getElementById("checkpoints-at").textContent = answer.at ? `read ${when(answer.at)}` : "";
-  const rows = Object.entries(answer.groups).map(([group, c]) => el("tr", {},
-    el("td", { class: "mono" }, group), el("td", { class: "num" }, c.partitions),
-    el("td", { class: "num" }, age(ageOfMillis(c.timestamp))), el("td", { class: "num" }, age(ageOfMillis(c.oldest)))));
-  const headers = ["Consumer group", { label: "Partitions", num: true }, { label: "Newest", num: true }, { label: "Oldest partition", num: true }];
-  clear(document.getElementById("checkpoints"), answer.error ? alert("warn", answer.error) : null,
-    table(headers, rows, { empty: "No checkpoints yet for this flow's groups." }));
+  const rows = Object.entries(answer.groups).map(([group, c]) =>
+    el(
+      "tr",
+      {},
+      el("td", { class: "mono" }, group),
+      el("td", { class: "num" }, c.partitions),
+      el("td", { class: "num" }, age(ageOfMillis(c.timestamp))),
+      el("td", { class: "num" }, age(ageOfMillis(c.oldest))),
+    ),
+  );
+  const headers = [
+    "Consumer group",
+    { label: "Partitions", num: true },
+    { label: "Newest", num: true },
+    { label: "Oldest partition", num: true },
+  ];
+  clear(
+    document.getElementById("checkpoints"),
+    answer.error ? alert("warn", answer.error) : null,
+    table(headers, rows, { empty: "No checkpoints yet for this flow's groups." }),
+  );
 }
 
 // -- reports: run a job over a window (operators), follow its status, show what it found about this flow -------
@@ -97,7 +180,8 @@ function figures(f) {
   if (f.records !== undefined) parts.push(`${number(f.records)} records`);
   if (f.source_records !== undefined) parts.push(`${number(f.source_records)} source records`);
   if (f.missing !== undefined) parts.push(`${number(f.missing)} missing`);
-  if (f.completeness_pct !== undefined) parts.push(f.completeness_pct === null ? "completeness n/a" : `${f.completeness_pct} % complete`);
+  if (f.completeness_pct !== undefined)
+    parts.push(f.completeness_pct === null ? "completeness n/a" : `${f.completeness_pct} % complete`);
   if (f.heartbeat_arrivals !== undefined) parts.push(`${number(f.heartbeat_arrivals)} heartbeat arrivals`);
   return parts.join(" · ");
 }
@@ -107,9 +191,12 @@ function runFindings(run) {
   const s = run.summary || {};
   if (run.status === "FAILED") return el("span", { class: "err" }, run.error);
   if (run.status === "NO_DATA") return el("span", { class: "warn" }, s.note || "no data in this window");
-  if (run.status !== "SUCCEEDED") return el("span", { class: "muted" }, run.status === "QUEUED" ? "waiting for a worker…" : "running…");
+  if (run.status !== "SUCCEEDED")
+    return el("span", { class: "muted" }, run.status === "QUEUED" ? "waiting for a worker…" : "running…");
   const mine = (s.flows || []).find((row) => row.flow === flowName);
-  const latency = mine ? ` · this flow: p50 ${ms(mine.replication_latency_ms_p50)}, p99 ${ms(mine.replication_latency_ms_p99)} over ${number(mine.facts)} facts` : "";
+  const latency = mine
+    ? ` · this flow: p50 ${ms(mine.replication_latency_ms_p50)}, p99 ${ms(mine.replication_latency_ms_p99)} over ${number(mine.facts)} facts`
+    : "";
   return el("span", {}, figures(s) + latency);
 }
 
@@ -126,39 +213,76 @@ function windowText(since, until) {
 
 function runs(list) {
   const headers = ["Run", "Job", "Window", "Status", { label: "Duration", num: true }, "Findings"];
-  const rows = list.map((r) => el("tr", {},
-    el("td", { class: "mono" }, `#${r.id}`), el("td", {}, r.job),
-    el("td", { class: "muted nowrap" }, windowText(r.since, r.until)),
-    el("td", {}, badge(r.status === "NO_DATA" ? "lagging" : r.status === "SUCCEEDED" ? "healthy" : r.status === "FAILED" ? "failing" : "starting", r.status.replace("_", " ").toLowerCase())),
-    el("td", { class: "num" }, r.duration_seconds === null ? "–" : `${r.duration_seconds.toFixed(1)} s`),
-    el("td", { class: "findings" }, runFindings(r))));
+  const rows = list.map((r) =>
+    el(
+      "tr",
+      {},
+      el("td", { class: "mono" }, `#${r.id}`),
+      el("td", {}, r.job),
+      el("td", { class: "muted nowrap" }, windowText(r.since, r.until)),
+      el(
+        "td",
+        {},
+        badge(
+          r.status === "NO_DATA"
+            ? "lagging"
+            : r.status === "SUCCEEDED"
+              ? "healthy"
+              : r.status === "FAILED"
+                ? "failing"
+                : "starting",
+          r.status.replace("_", " ").toLowerCase(),
+        ),
+      ),
+      el("td", { class: "num" }, r.duration_seconds === null ? "–" : `${r.duration_seconds.toFixed(1)} s`),
+      el("td", { class: "findings" }, runFindings(r)),
+    ),
+  );
   clear(document.getElementById("report-runs"), table(headers, rows, { empty: "No report runs yet." }));
 }
 
 function reports(answer) {
   const box = document.getElementById("reports");
   if (!answer.reports.length) {
-    clear(box, el("p", { class: "muted" }, "No analytics reports yet. Operators run one above; beat runs every job hourly."));
+    clear(
+      box,
+      el("p", { class: "muted" }, "No analytics reports yet. Operators run one above; beat runs every job hourly."),
+    );
     return;
   }
-  clear(box, answer.reports.map((r) => el("div", { class: "report" },
-    el("h3", {}, `${r.job} `, el("span", { class: "faint" }, `written ${when(r.written_at)}`)),
-    r.no_data ? alert("warn", r.note || "No data in this report's window.") : el("p", { class: "muted" }, figures(r.figures || {})),
-    r.flagged_in.length ? alert("warn", `Flagged in: ${r.flagged_in.join(", ")}`) : null,
-    r.rows.length ? el("pre", { class: "mono report-rows" }, r.rows.map((row) => JSON.stringify(row)).join("\n")) : el("p", { class: "muted" }, "Nothing about this flow."))));
+  clear(
+    box,
+    answer.reports.map((r) =>
+      el(
+        "div",
+        { class: "report" },
+        el("h3", {}, `${r.job} `, el("span", { class: "faint" }, `written ${when(r.written_at)}`)),
+        r.no_data
+          ? alert("warn", r.note || "No data in this report's window.")
+          : el("p", { class: "muted" }, figures(r.figures || {})),
+        r.flagged_in.length ? alert("warn", `Flagged in: ${r.flagged_in.join(", ")}`) : null,
+        r.rows.length
+          ? el("pre", { class: "mono report-rows" }, r.rows.map((row) => JSON.stringify(row)).join("\n"))
+          : el("p", { class: "muted" }, "Nothing about this flow."),
+      ),
+    ),
+  );
 }
 
 async function refreshReports() {
   clearTimeout(reportTimer);
   try {
-    const [page, latest] = await Promise.all([get(`/api/v1/reports/?limit=${RUNS_SHOWN}`), get(`/api/v1/flows/${id}/reports/`)]);
+    const [page, latest] = await Promise.all([
+      get(`/api/v1/reports/?limit=${RUNS_SHOWN}`),
+      get(`/api/v1/flows/${id}/reports/`),
+    ]);
     runs(page.results);
     reports(latest);
     const busy = page.results.some((r) => r.status === "QUEUED" || r.status === "RUNNING");
     reportTimer = setTimeout(refreshReports, busy ? REPORT_POLL_MS : 5 * REPORT_POLL_MS);
   } catch (error) {
     clear(document.getElementById("report-result"), alert("error", `Reports: ${error.message}`));
-    reportTimer = setTimeout(refreshReports, 5 * REPORT_POLL_MS);  // keep polling after an error
+    reportTimer = setTimeout(refreshReports, 5 * REPORT_POLL_MS); // keep polling after an error
   }
 }
 
@@ -170,7 +294,11 @@ async function runReport(event) {
   const since = new Date(until.getTime() - Number(form.minutes.value) * 60 * 1000);
   button.disabled = true;
   try {
-    const run = await post("/api/v1/reports/", { job: form.job.value, since: since.toISOString(), until: until.toISOString() });
+    const run = await post("/api/v1/reports/", {
+      job: form.job.value,
+      since: since.toISOString(),
+      until: until.toISOString(),
+    });
     clear(document.getElementById("report-result"), alert("ok", `Report #${run.id} (${run.job}) queued.`));
     refreshReports();
   } catch (error) {
@@ -193,8 +321,12 @@ async function operate(event) {
 }
 
 async function refresh() {
-  const [flow, status, history, edges] = await Promise.all([get(`/api/v1/flows/${id}/`), get(`/api/v1/flows/${id}/status/`),
-    get(`/api/v1/flows/${id}/history/?minutes=30`), get("/api/v1/dashboard/")]);
+  const [flow, status, history, edges] = await Promise.all([
+    get(`/api/v1/flows/${id}/`),
+    get(`/api/v1/flows/${id}/status/`),
+    get(`/api/v1/flows/${id}/history/?minutes=30`),
+    get("/api/v1/dashboard/"),
+  ]);
   const edge = edges.edges.find((e) => String(e.id) === id);
   const health = document.getElementById("health");
   health.className = `badge ${edge ? edge.health : "outline"}`;
@@ -202,7 +334,8 @@ async function refresh() {
   setTile("rps", edge ? compact(edge.records_per_second) : "–");
   setTile("lag", edge ? compact(edge.lag) : "–");
   setTile("p99", edge ? ms(edge.latency_p99_ms) : "–");
-  document.getElementById("config-summary").textContent = `topics ${flow.topics.join(", ")} · tasks.max ${flow.tasks_max} · ${flow.exactly_once ? "exactly once" : "at least once"}`;
+  document.getElementById("config-summary").textContent =
+    `topics ${flow.topics.join(", ")} · tasks.max ${flow.tasks_max} · ${flow.exactly_once ? "exactly once" : "at least once"}`;
   tasks(status);
   const samples = history.samples;
   chart(document.getElementById("chart-rps"), samples, "records_per_second", "#2f6fdb");
@@ -214,5 +347,10 @@ async function refresh() {
 for (const button of document.querySelectorAll("[data-op]")) button.addEventListener("click", operate);
 refresh().catch((error) => clear(document.getElementById("errors"), alert("error", error.message)));
 document.getElementById("report-form")?.addEventListener("submit", runReport);
-get(`/api/v1/flows/${id}/`).then((flow) => { flowName = flow.name; }).catch(() => {}).finally(refreshReports);
+get(`/api/v1/flows/${id}/`)
+  .then((flow) => {
+    flowName = flow.name;
+  })
+  .catch(() => {})
+  .finally(refreshReports);
 setInterval(() => refresh().catch(() => {}), REFRESH_MS);

@@ -6,20 +6,36 @@ import { progress, runJob } from "./jobs.js";
 
 const form = document.getElementById("flow-form");
 const id = form.dataset.id;
-const PREVIEW_FIELDS = ["source", "target", "topics", "topics_exclude", "replication_policy_class", "replication_policy_separator"];
+const PREVIEW_FIELDS = [
+  "source",
+  "target",
+  "topics",
+  "topics_exclude",
+  "replication_policy_class",
+  "replication_policy_separator",
+];
 let timer = null;
 let sequence = 0;
 
 function topicRow(row) {
-  return el("tr", { class: row.replicated ? "" : "off", title: row.reason },
+  return el(
+    "tr",
+    { class: row.replicated ? "" : "off", title: row.reason },
     el("td", { class: "mono" }, row.topic),
-    row.replicated ? el("td", { class: "mono" }, row.remote_topic) : el("td", { class: "why" }, `not replicated: ${row.reason}`));
+    row.replicated
+      ? el("td", { class: "mono" }, row.remote_topic)
+      : el("td", { class: "why" }, `not replicated: ${row.reason}`),
+  );
 }
 
 function renderLoops(answer) {
   const box = document.getElementById("loops");
-  const notes = answer.loops.map((loop) => alert("warn",
-    `Closes the loop ${loop}. ${answer.refused ? "" : "The replication policy detects it: no topic is sent back to where it came from."}`));
+  const notes = answer.loops.map((loop) =>
+    alert(
+      "warn",
+      `Closes the loop ${loop}. ${answer.refused ? "" : "The replication policy detects it: no topic is sent back to where it came from."}`,
+    ),
+  );
   if (answer.refused) notes.unshift(alert("error", `Refused: ${answer.refused}`));
   clear(box, notes);
 }
@@ -35,7 +51,14 @@ function renderPreview(answer) {
   }
   count.textContent = `${answer.replicated} of ${answer.total} source topics`;
   const rows = answer.topics.map(topicRow);
-  clear(box, el("div", { class: "scroll" }, table(["Source topic", "Replicated as"], rows, { empty: "The source cluster has no topics yet." })));
+  clear(
+    box,
+    el(
+      "div",
+      { class: "scroll" },
+      table(["Source topic", "Replicated as"], rows, { empty: "The source cluster has no topics yet." }),
+    ),
+  );
 }
 
 async function refresh() {
@@ -56,7 +79,8 @@ async function refresh() {
     cancelled,
     again: true,
     onState: (job) => {
-      if (!cancelled() && !["succeeded", "failed"].includes(job.state)) count.textContent = `Listing source topics. ${progress(job)}`;
+      if (!cancelled() && !["succeeded", "failed"].includes(job.state))
+        count.textContent = `Listing source topics. ${progress(job)}`;
     },
     onError: (error, delay) => banner(box, "error", `${error.message} Retrying in ${Math.round(delay / 1000)} s.`),
     onRecover: () => banner(box, "error", null),
@@ -72,9 +96,12 @@ async function refresh() {
     }
   } catch (error) {
     if (cancelled()) return;
-    const text = error instanceof ApiError && error.status === 400
-      ? Object.entries(error.data).map(([k, v]) => `${k}: ${[].concat(v).join(" ")}`).join("; ")
-      : error.message;
+    const text =
+      error instanceof ApiError && error.status === 400
+        ? Object.entries(error.data)
+            .map(([k, v]) => `${k}: ${[].concat(v).join(" ")}`)
+            .join("; ")
+        : error.message;
     count.textContent = "";
     clear(document.getElementById("loops"));
     clear(box, alert("warn", `No preview: ${text}`));
@@ -107,7 +134,9 @@ async function init() {
   for (const name of PREVIEW_FIELDS) form.elements[name].addEventListener("input", schedule);
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    submit(form, id ? "PATCH" : "POST", id ? `/api/v1/flows/${id}/` : "/api/v1/flows/", (flow) => window.location.assign(`/flows/${flow.id}/`));
+    submit(form, id ? "PATCH" : "POST", id ? `/api/v1/flows/${id}/` : "/api/v1/flows/", (flow) =>
+      window.location.assign(`/flows/${flow.id}/`),
+    );
   });
   document.getElementById("delete")?.addEventListener("click", remove);
   refresh();

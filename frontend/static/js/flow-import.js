@@ -18,12 +18,22 @@ form.addEventListener("submit", async (event) => {
   const result = document.getElementById("result");
   try {
     const created = await api("POST", "/api/v1/flows/import/", { properties: text.value });
-    clear(result,
+    clear(
+      result,
       alert("ok", `Imported ${count(created.clusters, "cluster")} and ${count(created.flows, "flow")}.`),
       el("h3", {}, "Clusters"),
-      el("ul", { id: "imported-clusters" }, created.clusters.map((c) => el("li", {}, el("a", { href: `/clusters/${c.id}/` }, c.alias)))),
+      el(
+        "ul",
+        { id: "imported-clusters" },
+        created.clusters.map((c) => el("li", {}, el("a", { href: `/clusters/${c.id}/` }, c.alias))),
+      ),
       el("h3", {}, "Flows"),
-      el("ul", { id: "imported-flows" }, created.flows.map((f) => el("li", {}, el("a", { href: `/flows/${f.id}/` }, f.name)))));
+      el(
+        "ul",
+        { id: "imported-flows" },
+        created.flows.map((f) => el("li", {}, el("a", { href: `/flows/${f.id}/` }, f.name))),
+      ),
+    );
   } catch (error) {
     // An import is all or nothing: a refused file must not leave an earlier import's result on show.
     clear(result, alert("error", "Nothing was imported."));

@@ -7,10 +7,15 @@ export function collect(form) {
     if (input.disabled) continue;
     const kind = input.dataset.kind;
     if (kind === "bool") data[input.name] = input.checked;
-    else if (kind === "list") data[input.name] = input.value.split("\n").map((s) => s.trim()).filter(Boolean);
+    else if (kind === "list")
+      data[input.name] = input.value
+        .split("\n")
+        .map((s) => s.trim())
+        .filter(Boolean);
     else if (kind === "number") data[input.name] = input.value.trim() === "" ? null : Number(input.value.trim());
-    else if (kind === "password") { if (input.value !== "") data[input.name] = input.value; }
-    else data[input.name] = input.value;
+    else if (kind === "password") {
+      if (input.value !== "") data[input.name] = input.value;
+    } else data[input.name] = input.value;
   }
   for (const [name, value] of Object.entries(data)) {
     // A number that does not parse goes as typed, so the API names the field rather than the UI guessing.
@@ -44,7 +49,8 @@ export function clearErrors(form) {
 
 function messages(value) {
   if (Array.isArray(value)) return value.map((v) => (typeof v === "object" ? JSON.stringify(v) : String(v)));
-  if (value && typeof value === "object") return Object.entries(value).map(([k, v]) => `${k}: ${messages(v).join(" ")}`);
+  if (value && typeof value === "object")
+    return Object.entries(value).map(([k, v]) => `${k}: ${messages(v).join(" ")}`);
   return [String(value)];
 }
 
@@ -60,7 +66,11 @@ export function showErrors(form, errors) {
       const details = box.closest("details");
       if (details) details.open = true;
     } else {
-      leftover.push(name === "non_field_errors" || name === "detail" ? messages(value).join(" ") : `${name}: ${messages(value).join(" ")}`);
+      leftover.push(
+        name === "non_field_errors" || name === "detail"
+          ? messages(value).join(" ")
+          : `${name}: ${messages(value).join(" ")}`,
+      );
     }
   }
   if (general) general.textContent = leftover.join(" ");
@@ -77,7 +87,8 @@ export async function submit(form, method, url, done, extra = {}) {
     const result = await api(method, url, { ...collect(form), ...extra });
     await done(result);
   } catch (error) {
-    if (error instanceof ApiError && error.status === 400 && typeof error.data === "object") showErrors(form, error.data);
+    if (error instanceof ApiError && error.status === 400 && typeof error.data === "object")
+      showErrors(form, error.data);
     else showErrors(form, { detail: error.message });
   } finally {
     if (button) button.disabled = false;

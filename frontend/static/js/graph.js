@@ -1,8 +1,13 @@
 // Geometry of the replication graph: node positions by replication depth, and edge curves that never overlap.
 
 export const COLORS = {
-  healthy: "#1f9d55", lagging: "#d98b0b", starting: "#6b7fd6", failing: "#d64545",
-  paused: "#8a93a6", disabled: "#b4bac6", hop: "#9aa3b5",
+  healthy: "#1f9d55",
+  lagging: "#d98b0b",
+  starting: "#6b7fd6",
+  failing: "#d64545",
+  paused: "#8a93a6",
+  disabled: "#b4bac6",
+  hop: "#9aa3b5",
   unplaced: "#b0207e", // a task no worker has a free slot for: distinct from a task that failed
 };
 
@@ -18,30 +23,49 @@ export function positions(nodes, edges) {
   }
   const columns = {};
   for (const n of nodes) (columns[rank[n.alias]] ||= []).push(n.alias);
-  const ranks = Object.keys(columns).map(Number).sort((a, b) => a - b);
+  const ranks = Object.keys(columns)
+    .map(Number)
+    .sort((a, b) => a - b);
   const place = {};
   ranks.forEach((r, column) => {
     const names = columns[r].sort();
-    names.forEach((alias, i) => { place[alias] = { x: column, y: (names.length - 1) / 2 - i }; });
+    names.forEach((alias, i) => {
+      place[alias] = { x: column, y: (names.length - 1) / 2 - i };
+    });
   });
   return place;
 }
 
 // A quadratic curve from a to b that bends to the left of travel by `bend` (0: straight).
 export function curve(a, b, bend) {
-  const mx = (a.x + b.x) / 2, my = (a.y + b.y) / 2;
-  const dx = b.x - a.x, dy = b.y - a.y;
+  const mx = (a.x + b.x) / 2,
+    my = (a.y + b.y) / 2;
+  const dx = b.x - a.x,
+    dy = b.y - a.y;
   const length = Math.hypot(dx, dy) || 1;
-  const nx = -dy / length, ny = dx / length;
+  const nx = -dy / length,
+    ny = dx / length;
   const c = { x: mx + nx * bend * length, y: my + ny * bend * length };
-  return { a, b, c, mid: { x: 0.25 * a.x + 0.5 * c.x + 0.25 * b.x, y: 0.25 * a.y + 0.5 * c.y + 0.25 * b.y }, normal: { x: nx, y: ny } };
+  return {
+    a,
+    b,
+    c,
+    mid: { x: 0.25 * a.x + 0.5 * c.x + 0.25 * b.x, y: 0.25 * a.y + 0.5 * c.y + 0.25 * b.y },
+    normal: { x: nx, y: ny },
+  };
 }
 
 // Point and direction at parameter t of the curve (for the arrow head just before the target node).
 export function at(k, t) {
   const u = 1 - t;
-  const point = { x: u * u * k.a.x + 2 * u * t * k.c.x + t * t * k.b.x, y: u * u * k.a.y + 2 * u * t * k.c.y + t * t * k.b.y };
-  const tangent = { x: 2 * u * (k.c.x - k.a.x) + 2 * t * (k.b.x - k.c.x), y: 2 * u * (k.c.y - k.a.y) + 2 * t * (k.b.y - k.c.y) };
+  const point = {
+    x: u * u * k.a.x + 2 * u * t * k.c.x + t * t * k.b.x,
+    y: u * u * k.a.y + 2 * u * t * k.c.y + t * t * k.b.y,
+  };
+  const tangent = {
+    x: 2 * u * (k.c.x - k.a.x) + 2 * t * (k.b.x - k.c.x),
+    y: 2 * u * (k.c.y - k.a.y) + 2 * t * (k.b.y - k.c.y),
+  };
   return { point, tangent };
 }
 

@@ -27,21 +27,27 @@ export async function runJob(url, body, { again = false, cancelled = () => false
   throw new Error("Other jobs for the same thing kept running; try again.");
 }
 
-export function follow(job, { cancelled = () => false, onState = () => {}, onError = () => {}, onRecover = () => {} } = {}) {
+export function follow(
+  job,
+  { cancelled = () => false, onState = () => {}, onError = () => {}, onRecover = () => {} } = {},
+) {
   onState(job);
   if (ENDED.includes(job.state)) return Promise.resolve(job);
   return new Promise((resolve) => {
-    const loop = poller(async () => {
-      if (cancelled()) {
-        resolve(null);
+    const loop = poller(
+      async () => {
+        if (cancelled()) {
+          resolve(null);
+          return null;
+        }
+        const fresh = await get(job.url);
+        onState(fresh);
+        if (!ENDED.includes(fresh.state)) return POLL_MS;
+        resolve(fresh);
         return null;
-      }
-      const fresh = await get(job.url);
-      onState(fresh);
-      if (!ENDED.includes(fresh.state)) return POLL_MS;
-      resolve(fresh);
-      return null;
-    }, { baseMs: 1000, maxMs: 10000, onError, onRecover });
+      },
+      { baseMs: 1000, maxMs: 10000, onError, onRecover },
+    );
     setTimeout(loop.now, POLL_MS);
   });
 }
@@ -51,7 +57,9 @@ export function progress(job) {
   const since = (iso) => Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
   if (job.state === "queued") {
     const waited = since(job.created_at);
-    return waited < 3 ? "Queued…" : `Queued for ${waited} s: waiting for a worker (is one running?). It is given up at ${new Date(job.expires_at).toLocaleTimeString("en-GB")}.`;
+    return waited < 3
+      ? "Queued…"
+      : `Queued for ${waited} s: waiting for a worker (is one running?). It is given up at ${new Date(job.expires_at).toLocaleTimeString("en-GB")}.`;
   }
   if (job.state === "running") return `Running for ${since(job.started_at)} s…`;
   return "";
