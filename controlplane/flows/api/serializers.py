@@ -113,7 +113,11 @@ def _allowed(overrides: dict[str, str], allowed: frozenset[str]) -> dict[str, st
 class FlowStatusSerializer(serializers.Serializer[dict[str, Any]]):
     """Per task and partition: state, replicated position, lag, latency, last error (from the orchestration)."""
 
-    tasks = serializers.ListField(child=serializers.DictField())
+    tasks = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="per task: state, failure (DATA_LOSS: stopped until the flow is restarted; ERROR: retried; empty "
+        "unless FAILED), last_error, worker, lease, placement and partitions",
+    )
 
 
 class PropertiesSerializer(serializers.Serializer[dict[str, Any]]):
