@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from confluent_kafka import KafkaException
+from confluent_kafka import KafkaException, TopicPartition
 
 from controlplane.failover.choices import Mode
 from controlplane.failover.models import Failover
@@ -20,6 +20,7 @@ from controlplane.flows.services import cluster_config
 from controlplane.monitoring.services import readers
 from replication.checkpoints import CheckpointEmitter
 from replication.config import FlowConfig
+from replication.groupoffsets import ConsumerGroups
 
 Outcome = tuple[dict[str, Any], bool]
 
@@ -64,10 +65,10 @@ def final_checkpoint(flow: FlowConfig, groups: list[str]) -> int:
 def _planned(
     failover: Failover, forward: FlowConfig | None, inverse: FlowConfig | None
 ) -> list[translate.PartitionPlan]:
-    client = kafka.admin(failover.source)
+    groups = kafka.groups(failover.source)
     planner = translate.Planner(forward, inverse)
     try:
-        return [p for group in failover.groups for p in planner.plan(group, kafka.committed(client, group))]
+        return [p for group in failover.groups for p in planner.plan(group, groups.committed(group))]
     finally:
         planner.close()
 
@@ -92,18 +93,21 @@ def apply_step(failover: Failover, inputs: dict[str, Any]) -> Outcome:
     """Write the previewed offsets into the target groups (all or nothing per check, before any write)."""
     rows = failover.result("checkpoint").get("preview", [])
     wanted = _wanted(rows)
-    client = kafka.admin(failover.target)
-    states = kafka.describe(client, list(failover.groups))
-    busy = [f"{s.group} is {s.state} with {len(s.members)} members" for s in states.values() if not s.empty]
+    groups = kafka.groups(failover.target)
+    states = groups.describe(failover.groups)
+    busy = [f"{s.group} is {s.state} with {len(s.members)} members" for s in states.values() if not s.writable]
     if busy:
         return {"error": f"not EMPTY on the target: {'; '.join(busy)}"}, False
-    backwards = _backwards(client, wanted)
+    backwards = _backwards(groups, wanted)
     if backwards and not inputs.get("override_backwards"):
         shown = "; ".join(backwards[:10])
         return {"error": f"would move offsets backwards: {shown}", "backwards": backwards}, False
     if failover.dry_run:
         return {"dry_run": True, "would_write": _listed(wanted), "backwards": backwards}, True
-    refused = {g: kafka.alter(client, g, offsets) for g, offsets in wanted.items()}
+    refused = {
+        g: groups.alter(g, [TopicPartition(t, p, o) for (t, p), o in sorted(offs.items())])
+        for g, offs in wanted.items()
+    }
     errors = [f"{g} {t}-{p}: {e}" for g, r in refused.items() for (t, p), e in sorted(r.items())]
     if errors:
         return {"error": "the broker refused: " + "; ".join(errors), "written": _listed(wanted)}, False
@@ -118,10 +122,10 @@ def _wanted(rows: list[dict[str, Any]]) -> dict[str, dict[tuple[str, int], int]]
     return wanted
 
 
-def _backwards(client: Any, wanted: dict[str, dict[tuple[str, int], int]]) -> list[str]:
+def _backwards(groups: ConsumerGroups, wanted: dict[str, dict[tuple[str, int], int]]) -> list[str]:
     found = []
     for group, offsets in wanted.items():
-        current = kafka.committed(client, group)
+        current = groups.committed(group)
         for tp, offset in sorted(offsets.items()):
             if tp in current and offset < current[tp]:
                 found.append(f"{group} {tp[0]}-{tp[1]}: {current[tp]} -> {offset}")
@@ -139,11 +143,11 @@ def _listed(wanted: dict[str, dict[tuple[str, int], int]]) -> list[dict[str, Any
 def verify_step(failover: Failover, inputs: dict[str, Any]) -> Outcome:
     """Read the committed offsets back from the target and compare them with what was written."""
     wanted = _wanted(failover.result("checkpoint").get("preview", []))
-    client = kafka.admin(failover.target)
+    groups = kafka.groups(failover.target)
     rows, ok = [], True
     for group, offsets in wanted.items():
         try:
-            current = kafka.committed(client, group)
+            current = groups.committed(group)
         except KafkaException as exc:
             return {"error": f"{group}: offsets not read back: {exc}"}, False
         for (topic, partition), offset in sorted(offsets.items()):

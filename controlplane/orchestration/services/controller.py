@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from controlplane.flows.models import Flow
 from controlplane.flows.services import flow_config
-from controlplane.orchestration.choices import TaskState
+from controlplane.orchestration.choices import TaskFailure, TaskState
 from controlplane.orchestration.models import FlowPlan, TaskAssignment
 from controlplane.orchestration.planning import is_balanced, plan_assignment, runs
 from controlplane.orchestration.services import capacity, leases
@@ -187,7 +187,7 @@ def _may_dispatch(assignment: TaskAssignment, now: datetime) -> bool:
     if assignment.dispatched_at and assignment.dispatched_at + timedelta(seconds=leases.lease_seconds()) > now:
         return False  # a runner is probably on its way; don't flood the queue
     if assignment.state == TaskState.FAILED:
-        if "DataLossError" in assignment.last_error:
+        if assignment.failure == TaskFailure.DATA_LOSS:
             # Reported loss stays stopped until an operator restarts the flow, which accepts it.
             return assignment.generation != assignment.flow.generation
         return assignment.updated_at + retry_delay() < now
