@@ -2,50 +2,34 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from rest_framework import serializers
 
-from controlplane.clusters.api.fields import ClusterAliasField
 from controlplane.flows import validation
-from controlplane.flows.choices import ReplicationPolicyClass
-from controlplane.flows.defaults import default_topics, default_topics_exclude, flow_default
+from controlplane.flows.api.serializers import FlowSerializer
+from controlplane.flows.defaults import flow_default
 from controlplane.flows.models import Flow
 from controlplane.ui.services.reports import MAX_ROWS as MAX_REPORT_ROWS
 
-MAX_PATTERNS = 1000
-MAX_PATTERN_LENGTH = 1000
+PREVIEW_FIELDS = ["topics", "topics_exclude", "replication_policy_class", "replication_policy_separator"]
 
 
-def _patterns(default: Any) -> serializers.ListField:
-    child = serializers.CharField(max_length=MAX_PATTERN_LENGTH, allow_blank=False)
-    return serializers.ListField(child=child, max_length=MAX_PATTERNS, required=False, default=default)
+class PreviewSerializer(FlowSerializer):
+    """The flow form's current values, as far as the preview needs them; ``flow`` is the flow being edited.
 
-
-class PreviewSerializer(serializers.Serializer[dict[str, Any]]):
-    """The flow form's current values, as far as the preview needs them; ``flow`` is the flow being edited."""
+    A cut of the flow's own serializer, so a property is validated (and documented) here as a flow's is."""
 
     flow = serializers.PrimaryKeyRelatedField(queryset=Flow.objects.all(), required=False, allow_null=True)
-    source = ClusterAliasField()
-    target = ClusterAliasField()
-    topics = _patterns(default_topics)
-    topics_exclude = _patterns(default_topics_exclude)
-    replication_policy_class = serializers.ChoiceField(
-        choices=ReplicationPolicyClass.choices, default=ReplicationPolicyClass.DEFAULT
-    )
-    replication_policy_separator = serializers.CharField(
-        max_length=16, default=flow_default("replication_policy_separator"), trim_whitespace=False
-    )
 
-    def validate_topics(self, value: list[str]) -> list[str]:
-        return validation.patterns("topics", value)
-
-    def validate_topics_exclude(self, value: list[str]) -> list[str]:
-        return validation.patterns("topics.exclude", value)
+    class Meta(FlowSerializer.Meta):
+        fields = ["flow", "source", "target", *PREVIEW_FIELDS]
+        read_only_fields: list[str] = []
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         validation.distinct_clusters(attrs["source"], attrs["target"])
-        return attrs
+        return {name: copy.deepcopy(flow_default(name)) for name in PREVIEW_FIELDS} | attrs
 
 
 class FlowReportSerializer(serializers.Serializer[dict[str, Any]]):
