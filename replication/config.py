@@ -165,7 +165,7 @@ class FlowConfig:
         "sync.group.offsets.interval.seconds", 5.0, "seconds between group offset syncs"
     )
     emit_offset_syncs_enabled: bool = _mm2(
-        "emit.offset.syncs.enabled", True, "emit offset syncs, which checkpoints and offset translation need"
+        "emit.offset-syncs.enabled", True, "emit offset syncs, which checkpoints and offset translation need"
     )
     offset_syncs_topic_location: str = _mm2(
         "offset-syncs.topic.location",

@@ -32,8 +32,10 @@ log = logging.getLogger("replication.mm2config")
 # client settings with a prefix, read and written apart).
 _NAMED: dict[str, Property] = {prop.name: prop for prop in PROPERTIES.values() if prop.kind != "map"}
 
-# Older spellings found in real files: MM2's pre-2.6 `*.blacklist`, and KIP-382's draft names without `.enabled`.
+# Older spellings found in real files: MM2's pre-2.6 `*.blacklist`, KIP-382's draft names without `.enabled`, and
+# `emit.offset.syncs.enabled`, which Mirrorplane wrote before it used MM2's own `emit.offset-syncs.enabled`.
 LEGACY_NAMES = {
+    "emit.offset.syncs.enabled": "emit.offset-syncs.enabled",
     "topics.blacklist": "topics.exclude",
     "groups.blacklist": "groups.exclude",
     "emit.heartbeats": "emit.heartbeats.enabled",

@@ -188,6 +188,15 @@ def test_legacy_names_are_aliases() -> None:
     assert flow.exactly_once and not flow.sync_topic_acls_enabled
 
 
+def test_offset_syncs_use_mm2s_name_and_mirrorplanes_old_spelling_still_imports() -> None:
+    (mm2,) = load(TWO_CLUSTERS + "us-west->us-east.emit.offset-syncs.enabled = false\n")
+    (old,) = load(TWO_CLUSTERS + "us-west->us-east.emit.offset.syncs.enabled = false\n")
+    assert not mm2.emit_offset_syncs_enabled and not old.emit_offset_syncs_enabled
+    exported = dump_flows([old])
+    assert "us-west->us-east.emit.offset-syncs.enabled = false" in exported
+    assert "emit.offset.syncs" not in exported
+
+
 def test_real_mm2_files_internal_topic_settings_are_accepted_and_replication_factor_is_kept() -> None:
     text = TWO_CLUSTERS + (
         "replication.factor = 3\ncheckpoints.topic.replication.factor = 1\n"
