@@ -1,9 +1,8 @@
 """GroupOffsetSync (`sync.group.offsets.enabled`): checkpointed offsets written into the target's consumer groups.
 
 Safe by construction:
-- A target group is written only when it has no members: state EMPTY, or DEAD (no such group yet). A group with
-  members, or rebalancing, or in a state we cannot read, is left alone. If a consumer joins between our look
-  and our write, the broker itself refuses the write (an admin commit carries no generation: UNKNOWN_MEMBER_ID).
+- A target group is written only when it has no members (`replication.groupoffsets`, the rule a failover follows
+  too); if a consumer joins between our look and our write, the broker itself refuses the write.
 - An offset only moves forward: a partition is written only if the checkpoint's downstream offset is greater
   than what the target group has committed (or it has committed nothing there).
 """
@@ -13,16 +12,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions, KafkaException, TopicPartition
-from confluent_kafka.admin import AdminClient
+from confluent_kafka import KafkaException, TopicPartition
 
 from replication.checkpoints import read_checkpoints
 from replication.config import FlowConfig
-from replication.internaltopics import TIMEOUT, InternalClients, TopicTail, flow_checkpoints_topic
+from replication.groupoffsets import ConsumerGroups
+from replication.internaltopics import InternalClients, TopicTail, flow_checkpoints_topic
 from replication.records import Checkpoint
 
 log = logging.getLogger("replication.groupsync")
-WRITABLE_STATES = (ConsumerGroupState.EMPTY, ConsumerGroupState.DEAD)
 
 
 def offsets_to_write(
@@ -49,22 +47,24 @@ class GroupOffsetSync:
         self.latest: dict[str, dict[tuple[str, int], Checkpoint]] = {}  # group -> (remote topic, partition) -> cp
         self.skipped_active: set[str] = set()  # groups left alone in the last round because they had members
         self._tail: TopicTail | None = None
-        self._admin: AdminClient | None = None
+        self._groups: ConsumerGroups | None = None
 
     def run_once(self) -> bool:
         """One round; returns whether any group offset was written."""
         if self._tail is None:
             self._tail = TopicTail(self.clients.consumer(self.flow.target, f"{self.flow.name}-groupsync"), self.topic)
-            self._admin = self.clients.admin(self.flow.target)
+            self._groups = ConsumerGroups(self.clients.admin(self.flow.target))
         for cp in read_checkpoints(self._tail):
             self.latest.setdefault(cp.consumer_group_id, {})[(cp.topic, cp.partition)] = cp
-        if not self.latest or self._admin is None:
+        if not self.latest or self._groups is None:
             return False
-        writable = self._writable_groups(self._admin, list(self.latest))
+        states = self._groups.describe(self.latest)
+        writable = [group for group, state in states.items() if state.writable]
+        self.skipped_active = set(states).difference(writable)
         wrote = False
         for group in writable:
             try:
-                wrote = self._sync_group(self._admin, group) or wrote
+                wrote = self._sync_group(self._groups, group) or wrote
             except KafkaException as exc:  # one group's failure must not stop the others
                 log.warning("%s: group %s not synced: %s", self.flow.name, group, exc)
         return wrote
@@ -73,26 +73,11 @@ class GroupOffsetSync:
         if self._tail is not None:
             self._tail.close()
 
-    def _writable_groups(self, admin: AdminClient, groups: list[str]) -> list[str]:
-        futures = admin.describe_consumer_groups(groups, request_timeout=TIMEOUT)
-        writable, self.skipped_active = [], set()
-        for group, future in futures.items():
-            description = future.result(timeout=TIMEOUT)
-            if description.state in WRITABLE_STATES and not description.members:
-                writable.append(group)
-            else:
-                self.skipped_active.add(group)
-        return writable
-
-    def _sync_group(self, admin: AdminClient, group: str) -> bool:
-        request = [ConsumerGroupTopicPartitions(group)]
-        current = admin.list_consumer_group_offsets(request, request_timeout=TIMEOUT)[group].result(timeout=TIMEOUT)
-        committed = {(tp.topic, tp.partition): tp.offset for tp in current.topic_partitions or [] if tp.error is None}
-        writes = offsets_to_write(self.latest[group], committed)
+    def _sync_group(self, groups: ConsumerGroups, group: str) -> bool:
+        writes = offsets_to_write(self.latest[group], groups.committed(group))
         if not writes:
             return False
-        result = admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, writes)])[group]
-        refused = [tp for tp in result.result(timeout=TIMEOUT).topic_partitions or [] if tp.error is not None]
-        for tp in refused:  # e.g. UNKNOWN_MEMBER_ID: a consumer joined after we looked
-            log.info("%s: group %s %s-%d not synced: %s", self.flow.name, group, tp.topic, tp.partition, tp.error)
+        refused = groups.alter(group, writes)
+        for (topic, partition), error in sorted(refused.items()):  # e.g. UNKNOWN_MEMBER_ID: a consumer joined
+            log.info("%s: group %s %s-%d not synced: %s", self.flow.name, group, topic, partition, error)
         return len(refused) < len(writes)

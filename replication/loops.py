@@ -11,6 +11,7 @@ Pure functions over plain values; no Django.
 
 from __future__ import annotations
 
+from bisect import insort
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -44,7 +45,8 @@ def undetected_loop(edges: Iterable[Edge], new: Edge) -> list[str] | None:
 
 class FlowGraph:
     """The flows as adjacency lists, built once, so that checking many new flows (an import) stays linear in
-    the size of the graph rather than rebuilding it for each."""
+    the size of the graph rather than rebuilding it for each. Each alias's flows are kept in target order, so
+    paths come out in the same order whatever order the flows were added in."""
 
     def __init__(self, edges: Iterable[Edge] = ()) -> None:
         self._out: dict[str, list[Edge]] = {}
@@ -52,30 +54,31 @@ class FlowGraph:
             self.add(edge)
 
     def add(self, edge: Edge) -> None:
-        self._out.setdefault(edge.source, []).append(edge)
+        insort(self._out.setdefault(edge.source, []), edge, key=lambda e: e.target)
 
     def loop_of(self, new: Edge) -> list[str] | None:
         """As ``undetected_loop``, for ``new`` against the edges added so far (new itself not among them)."""
-        for path in _paths(self._out, new.target, new.source):
+        for path in self.paths(new.target, new.source):
             loop = [new, *path]
             if not _detected(loop):
                 return [edge.source for edge in loop] + [new.source]
         return None
 
-
-def _paths(graph: dict[str, list[Edge]], start: str, goal: str) -> Iterator[list[Edge]]:
-    """Simple paths start -> goal, depth first, at most MAX_PATHS of them."""
-    stack: list[tuple[str, list[Edge], frozenset[str]]] = [(start, [], frozenset({start}))]
-    found = 0
-    while stack and found < MAX_PATHS:
-        node, path, seen = stack.pop()
-        if node == goal:
-            found += 1
-            yield path
-            continue
-        for edge in graph.get(node, ()):
-            if edge.target == goal or edge.target not in seen:
-                stack.append((edge.target, [*path, edge], seen | {edge.target}))
+    def paths(self, start: str, goal: str, limit: int = MAX_PATHS) -> Iterator[list[Edge]]:
+        """The simple paths start -> goal (two different aliases), at most ``limit`` of them, depth first: a path
+        is yielded when its last alias is reached, before the paths that continue through its siblings."""
+        stack: list[tuple[list[Edge], frozenset[str]]] = [([], frozenset({start}))]
+        found = 0
+        while stack:
+            path, seen = stack.pop()
+            for edge in self._out.get(path[-1].target if path else start, ()):
+                if edge.target == goal:
+                    yield [*path, edge]
+                    found += 1
+                    if found == limit:
+                        return
+                elif edge.target not in seen:
+                    stack.append(([*path, edge], seen | {edge.target}))
 
 
 def _detected(loop: Sequence[Edge]) -> bool:

@@ -8,7 +8,7 @@
     us-west->us-east.enabled = true
     us-west->us-east.tasks.max = 4                  # ... and for one flow, which wins
 
-Property names are FlowConfig field names with '_' written '.' (`offset-syncs.topic.location` keeps MM2's dash).
+Property names are those of FlowConfig's field metadata (config.PROPERTIES).
 Every error is a ConfigError naming the property as it was written.
 """
 
@@ -20,23 +20,17 @@ import logging
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from os import PathLike
-from typing import Any, get_origin, get_type_hints
+from typing import Any
 
 from replication.clients import settings_error
-from replication.config import ClusterConfig, ConfigError, FlowConfig
+from replication.config import PROPERTIES, ClusterConfig, ConfigError, FlowConfig, Property
 from replication.properties import parse_properties, property_line
 
 log = logging.getLogger("replication.mm2config")
 
-# MM2 property name -> FlowConfig field, for every flow property (per-cluster client settings are not fields).
-_FIELD_OF: dict[str, str] = {
-    f.name.replace("_", "."): f.name
-    for f in dataclasses.fields(FlowConfig)
-    if f.name not in ("source", "target", "producer_overrides", "consumer_overrides")
-}
-_FIELD_OF["offset-syncs.topic.location"] = _FIELD_OF.pop("offset.syncs.topic.location")
-_TYPE_OF: dict[str, Any] = get_type_hints(FlowConfig)
-_DEFAULT_OF: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(FlowConfig)}
+# MM2 property name -> its Property, for every flow property but the producer and consumer overrides (those are
+# client settings with a prefix, read and written apart).
+_NAMED: dict[str, Property] = {prop.name: prop for prop in PROPERTIES.values() if prop.kind != "map"}
 
 # Older spellings found in real files: MM2's pre-2.6 `*.blacklist`, and KIP-382's draft names without `.enabled`.
 LEGACY_NAMES = {
@@ -141,7 +135,7 @@ def _read(
     if "->" in key:
         source, target, name = _split_flow_key(key, aliases)
         _add(flows.setdefault((source, target), _Scope()), key, name, value, "flow")
-    elif key in IGNORED_PROPERTIES or LEGACY_NAMES.get(key, key) in _FIELD_OF:
+    elif key in IGNORED_PROPERTIES or LEGACY_NAMES.get(key, key) in _NAMED:
         _add(everywhere, key, key, value, "global")
     elif alias := _alias_prefix(key, aliases):
         _add(clusters[alias], key, key[len(alias) + 1 :], value, "cluster")
@@ -185,7 +179,7 @@ def _add(scope: _Scope, key: str, name: str, value: str, kind: str) -> None:
         scope.client[name] = value  # checked by librdkafka once the whole file is read
     elif canonical == "enabled" and kind == "global":
         raise ConfigError(key, "a flow is enabled on its own, as source->target.enabled")
-    elif canonical in _FIELD_OF:
+    elif canonical in _NAMED:
         scope.props[canonical] = (key, value)
     else:
         raise ConfigError(key, "unknown property")
@@ -201,7 +195,7 @@ def _build_flow(
     _check_client(f"{source}->{target}.producer.", flow.producer)
     _check_client(f"{source}->{target}.consumer.", flow.consumer)
     merged = {**everywhere.props, **flow.props}  # the flow's own setting wins
-    fields = {_FIELD_OF[name]: _convert(name, key, raw) for name, (key, raw) in merged.items()}
+    fields = {_NAMED[name].field: _convert(name, key, raw) for name, (key, raw) in merged.items()}
     try:
         return FlowConfig(
             **{**fields, "enabled": enabled},
@@ -219,20 +213,20 @@ def _build_flow(
 
 
 def _convert(name: str, key: str, raw: str) -> Any:
-    kind = _TYPE_OF[_FIELD_OF[name]]
-    if kind is bool:
+    kind = _NAMED[name].kind
+    if kind == "bool":
         if raw.lower() not in ("true", "false"):
             raise ConfigError(key, f"expected true or false, got {raw!r}")
         return raw.lower() == "true"
-    if kind is int:
+    if kind == "int":
         if not _INT.fullmatch(raw):
             raise ConfigError(key, f"expected an integer, got {raw!r}")
         return int(raw)
-    if kind is float:
+    if kind == "float":
         if not _FLOAT.fullmatch(raw):
             raise ConfigError(key, f"expected a number, got {raw!r}")
         return float(raw)
-    if get_origin(kind) is tuple:
+    if kind == "list":
         return tuple(item.strip() for item in raw.split(",") if item.strip())
     return raw
 
@@ -279,10 +273,10 @@ def _clusters_of(flows: Sequence[FlowConfig]) -> dict[str, ClusterConfig]:
 def _flow_lines(flow: FlowConfig, redact: bool) -> list[str]:
     prefix = f"{flow.name}."
     lines = []
-    for name, field in _FIELD_OF.items():
-        value = getattr(flow, field)
+    for name, prop in _NAMED.items():
+        value = getattr(flow, prop.field)
         # A disabled flow is read back only if a property besides `enabled` mentions it.
-        if name == "enabled" or value != _DEFAULT_OF[field] or (name == "topics" and not flow.enabled):
+        if name == "enabled" or value != prop.default or (name == "topics" and not flow.enabled):
             lines.append(_line(prefix + name, _format(prefix + name, value)))
     for kind, overrides in (("producer", flow.producer_overrides), ("consumer", flow.consumer_overrides)):
         lines += [_line(f"{prefix}{kind}.{k}", v, redact and _is_secret(k)) for k, v in overrides.items()]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from controlplane.clusters.models import Cluster
@@ -36,4 +37,9 @@ def _create_topics(bootstrap: str) -> None:
     existing = admin.list_topics(timeout=10).topics
     new = [NewTopic(name, n, 1) for name, n in DEMO_TOPICS.items() if name not in existing]
     for future in admin.create_topics(new).values() if new else []:
-        future.result(timeout=30)
+        try:
+            future.result(timeout=30)
+        except KafkaException as exc:
+            # A restarted broker may list no topics while it loads its logs, though ZooKeeper has them: they exist.
+            if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                raise

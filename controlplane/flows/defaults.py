@@ -5,39 +5,34 @@ Module-level functions because migrations serialise JSONField defaults by refere
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
-from replication.config import FlowConfig
-
-_DEFAULTS: dict[str, Any] = {
-    f.name: f.default for f in dataclasses.fields(FlowConfig) if f.default is not dataclasses.MISSING
-}
+from replication.config import PROPERTIES
 
 
 def flow_default(name: str) -> Any:
     """FlowConfig's default for a scalar field."""
-    return _DEFAULTS[name]
+    return PROPERTIES[name].default
 
 
 def default_topics() -> list[str]:
-    return list(_DEFAULTS["topics"])
+    return list(flow_default("topics"))
 
 
 def default_topics_exclude() -> list[str]:
-    return list(_DEFAULTS["topics_exclude"])
+    return list(flow_default("topics_exclude"))
 
 
 def default_groups() -> list[str]:
-    return list(_DEFAULTS["groups"])
+    return list(flow_default("groups"))
 
 
 def default_groups_exclude() -> list[str]:
-    return list(_DEFAULTS["groups_exclude"])
+    return list(flow_default("groups_exclude"))
 
 
 def default_config_properties_exclude() -> list[str]:
-    return list(_DEFAULTS["config_properties_exclude"])
+    return list(flow_default("config_properties_exclude"))
 
 
 def no_overrides() -> dict[str, str]:

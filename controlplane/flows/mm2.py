@@ -7,7 +7,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from controlplane.flows.models import Flow
-from controlplane.flows.services import FLOW_PROPERTY_FIELDS, flow_config
+from controlplane.flows.services import flow_config
+from replication.config import PROPERTIES
 from replication.mm2config import dump_flows
 
 # librdkafka client setting -> Cluster field
@@ -20,14 +21,11 @@ CLUSTER_FIELD_OF = {
     "sasl.password": "sasl_password",
     "ssl.ca.pem": "ssl_ca_pem",
 }
-_PROPERTY_OF = {name: name.replace("_", ".") for name in FLOW_PROPERTY_FIELDS}
-_PROPERTY_OF.update(offset_syncs_topic_location="offset-syncs.topic.location", producer_overrides="producer")
-_PROPERTY_OF["consumer_overrides"] = "consumer"
 
 
 def property_of(field: str) -> str:
     """The MM2 property name of a Flow field (`tasks_max` -> `tasks.max`)."""
-    return _PROPERTY_OF.get(field, field)
+    return PROPERTIES[field].name if field in PROPERTIES else field
 
 
 def export_properties(flows: Iterable[Flow]) -> str:

@@ -25,9 +25,8 @@ from controlplane.flows import validation
 from controlplane.flows.api.serializers import FlowSerializer
 from controlplane.flows.mm2 import CLUSTER_FIELD_OF, client_key, messages, property_of
 from controlplane.flows.models import Flow
-from controlplane.flows.services import FLOW_PROPERTY_FIELDS
 from replication import loops
-from replication.config import ClusterConfig, ConfigError, FlowConfig
+from replication.config import PROPERTIES, ClusterConfig, ConfigError, FlowConfig
 from replication.mm2config import REDACTED, load_flows
 from replication.properties import parse_properties, property_lines
 
@@ -217,11 +216,11 @@ def _clusters_of(configs: list[FlowConfig]) -> dict[str, ClusterConfig]:
 
 
 def _flow_data(config: FlowConfig) -> dict[str, Any]:
+    """The API's JSON for the flow: lists for tuples, dicts for mappings."""
     data: dict[str, Any] = {"source": config.source.alias, "target": config.target.alias}
-    data["facts_lake"] = config.facts_lake
-    for name in FLOW_PROPERTY_FIELDS:
+    for name, prop in PROPERTIES.items():
         value = getattr(config, name)
-        data[name] = list(value) if isinstance(value, tuple) else dict(value) if name.endswith("overrides") else value
+        data[name] = list(value) if prop.kind == "list" else dict(value) if prop.kind == "map" else value
     return data
 
 

@@ -1,6 +1,7 @@
 """A replication flow: source cluster -> target cluster, with MirrorMaker 2's flow properties as fields.
 
-Field names are FlowConfig's (MM2 property names with '.' and '-' written '_'), and so are the defaults.
+Field names and defaults are FlowConfig's; its metadata (config.PROPERTIES) says which MM2 property each one is,
+and test_flow_definition that these columns match it.
 """
 
 from __future__ import annotations

@@ -53,6 +53,8 @@ CONSUMER_OVERRIDES_ALLOWED = frozenset(
         "heartbeat.interval.ms",
     }
 )
+# FlowConfig's map property (config.PROPERTIES) -> the settings it may hold.
+ALLOWED = {"producer_overrides": PRODUCER_OVERRIDES_ALLOWED, "consumer_overrides": CONSUMER_OVERRIDES_ALLOWED}
 
 
 def override_errors(overrides: dict[str, str], allowed: frozenset[str]) -> list[str]:

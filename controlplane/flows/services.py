@@ -12,40 +12,17 @@ from django.utils import timezone
 from controlplane.clusters.models import Cluster
 from controlplane.clusters.services import client_settings
 from controlplane.flows.models import Flow
-from replication.config import ClusterConfig, FlowConfig
+from replication.config import PROPERTIES, ClusterConfig, FlowConfig
 
-_LIST_FIELDS = ("topics", "topics_exclude", "groups", "groups_exclude", "config_properties_exclude")
-_SCALAR_FIELDS = (
-    "enabled",
-    "replication_policy_class",
-    "replication_policy_separator",
-    "sync_topic_configs_enabled",
-    "sync_topic_configs_interval_seconds",
-    "sync_topic_acls_enabled",
-    "sync_topic_acls_interval_seconds",
-    "refresh_topics_enabled",
-    "refresh_topics_interval_seconds",
-    "refresh_groups_interval_seconds",
-    "emit_heartbeats_enabled",
-    "emit_heartbeats_interval_seconds",
-    "emit_checkpoints_enabled",
-    "emit_checkpoints_interval_seconds",
-    "sync_group_offsets_enabled",
-    "sync_group_offsets_interval_seconds",
-    "emit_offset_syncs_enabled",
-    "offset_syncs_topic_location",
-    "exactly_once",
-    "tasks_max",
-    "replication_factor",
-    "offset_flush_interval_ms",
-    "transaction_boundary_interval_ms",
-    "record_handler_class",
-    "abort_on_send_fail",
-    "on_data_loss",
-)
-FLOW_PROPERTY_FIELDS = (*_SCALAR_FIELDS, *_LIST_FIELDS, "producer_overrides", "consumer_overrides")
-# Not MM2 properties of their own: together they decide FlowConfig.facts_lake (see facts_lake()).
-FACTS_FIELDS = ("facts_enabled", "facts_lake")
+# Every FlowConfig property is a Flow field of the same name but facts.lake, which facts_enabled and facts_lake
+# decide together (see facts_lake()). Scalars first, then lists and maps: the API's field order.
+_FIELDS = [name for name in PROPERTIES if name != "facts_lake"]
+FLOW_PROPERTY_FIELDS = tuple(sorted(_FIELDS, key=lambda name: PROPERTIES[name].kind in ("list", "map")))
+# Field -> help. In the control plane an empty facts.lake means its own lake, not none (see facts_lake()).
+FACTS_FIELDS = {
+    "facts_enabled": "record replicated runs in the facts lake, which the latency and audit reports read",
+    "facts_lake": "directory or Hadoop URI; empty: the control plane's lake",
+}
 
 
 def flow_config(flow: Flow) -> FlowConfig:
@@ -72,13 +49,7 @@ def facts_lake(flow: Flow) -> str:
 
 def flow_properties(values: dict[str, Any]) -> dict[str, Any]:
     """FlowConfig keyword arguments from a flow's field values (a model's ``vars`` or validated data)."""
-    # str(): a TextChoices member becomes its plain value, which is all replication/ should see.
-    props: dict[str, Any] = {name: _plain(values[name]) for name in _SCALAR_FIELDS if name in values}
-    props.update({name: tuple(values[name]) for name in _LIST_FIELDS if name in values})
-    for name in ("producer_overrides", "consumer_overrides"):
-        if name in values:
-            props[name] = {str(k): str(v) for k, v in values[name].items()}
-    return props
+    return {name: _plain(PROPERTIES[name].kind, values[name]) for name in FLOW_PROPERTY_FIELDS if name in values}
 
 
 def cluster_config(cluster: Cluster) -> ClusterConfig:
@@ -102,5 +73,10 @@ def restart(flow: Flow) -> None:
     flow.refresh_from_db(fields=["generation", "updated_at"])
 
 
-def _plain(value: Any) -> Any:
+def _plain(kind: str, value: Any) -> Any:
+    if kind == "list":
+        return tuple(value)
+    if kind == "map":
+        return {str(k): str(v) for k, v in value.items()}
+    # str(): a TextChoices member becomes its plain value, which is all replication/ should see.
     return str(value) if isinstance(value, str) else value

@@ -13,10 +13,11 @@ from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from controlplane.flows.services import FLOW_PROPERTY_FIELDS, flow_properties
 from replication import loops as topology
-from replication.config import ClusterConfig, ConfigError, FlowConfig, compile_patterns
+from replication.config import PROPERTIES, ClusterConfig, ConfigError, FlowConfig, compile_patterns
 
-# ConfigError property names that are not a field name with '.'/'-' written '_'.
+# ConfigError's property name -> the field it is about: the clusters', and every flow property's.
 _FIELD_OF_PROPERTY = {"source.cluster.alias": "source", "target.cluster.alias": "target"}
+_FIELD_OF_PROPERTY.update({PROPERTIES[name].name: name for name in FLOW_PROPERTY_FIELDS})
 
 
 def patterns(name: str, value: list[str]) -> list[str]:
@@ -67,9 +68,13 @@ def flow_config_rules(values: dict[str, Any]) -> None:
             **flow_properties(values),
         )
     except ConfigError as exc:
-        name = _FIELD_OF_PROPERTY.get(exc.property_name, exc.property_name.replace(".", "_").replace("-", "_"))
-        field = name if name in FLOW_PROPERTY_FIELDS or name in ("source", "target") else "non_field_errors"
-        raise ValidationError({field: [str(exc) if field == "non_field_errors" else exc.reason]}) from None
+        raise config_error(exc) from None
+
+
+def config_error(exc: ConfigError) -> ValidationError:
+    """The ValidationError keyed by the field the ConfigError names; non_field_errors, naming it, if none."""
+    field = _FIELD_OF_PROPERTY.get(exc.property_name)
+    return ValidationError({field: [exc.reason]} if field else {"non_field_errors": [str(exc)]})
 
 
 def no_undetected_loop(values: dict[str, Any], instance: Flow | None) -> None:

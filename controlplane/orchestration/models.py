@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from controlplane.orchestration.choices import TaskState
+from controlplane.orchestration.choices import TaskFailure, TaskState
 
 
 class Worker(models.Model):
@@ -36,6 +36,13 @@ class TaskAssignment(models.Model):
     generation = models.PositiveIntegerField(default=0, help_text="the flow generation the task runs")
     state = models.CharField(max_length=16, choices=TaskState.choices, default=TaskState.PENDING)
     last_error = models.TextField(blank=True, default="")
+    failure = models.CharField(
+        max_length=16,
+        choices=TaskFailure.choices,
+        blank=True,
+        default="",
+        help_text="why the task failed (DATA_LOSS: stopped until the flow is restarted); empty unless FAILED",
+    )
     status = models.JSONField(default=dict, help_text="metrics snapshot of this task's partitions")
     release_requested = models.BooleanField(default=False)
     unplaced_reason = models.TextField(

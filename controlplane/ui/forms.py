@@ -1,7 +1,8 @@
 """Field specs of the cluster and flow forms. The pages render them; ``forms.js`` turns the inputs into the JSON
 the REST API takes (its serializers do all validation, so the UI and automation share one set of rules).
 
-Labels are the MM2 property names operators know from properties files.
+Labels are the MM2 property names operators know from properties files; a flow property's input, help and
+bounds come from FlowConfig's metadata (config.PROPERTIES).
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controlplane.clusters.choices import SaslMechanism, SecurityProtocol
-from controlplane.flows.choices import OffsetSyncsTopicLocation, OnDataLoss, ReplicationPolicyClass
 from controlplane.flows.models import Flow
+from controlplane.flows.services import FACTS_FIELDS
+from replication.config import PROPERTIES, Property
 
 
 @dataclass(frozen=True)
@@ -74,128 +76,51 @@ def cluster_sections() -> list[Section]:
     ]
 
 
-def _defaults() -> Flow:
-    return Flow()
+# The sections a flow property is shown in; Advanced shows every other one but the producer and consumer overrides
+# (maps, which the API alone sets), so a property added to FlowConfig is on the form without a change here.
+_FLOW_LAYOUT = {
+    "Flow": ("enabled", "topics", "topics_exclude", "replication_policy_class", "replication_policy_separator"),
+    "Consumer groups and offsets": (
+        "groups",
+        "groups_exclude",
+        "emit_checkpoints_enabled",
+        "emit_checkpoints_interval_seconds",
+        "emit_heartbeats_enabled",
+        "emit_heartbeats_interval_seconds",
+        "sync_group_offsets_enabled",
+        "emit_offset_syncs_enabled",
+    ),
+    "Tasks and delivery": ("tasks_max", "exactly_once", "on_data_loss", "replication_factor"),
+}
+_KINDS = {"bool": "bool", "int": "number", "float": "number", "list": "list"}
 
 
 def flow_sections(cluster_aliases: list[str]) -> list[Section]:
-    d = _defaults()
     clusters = [(alias, alias) for alias in cluster_aliases]
-    return [
-        Section(
-            "Flow",
-            [
-                Field("source", "Source cluster", "choice", choices=clusters),
-                Field("target", "Target cluster", "choice", choices=clusters),
-                Field(
-                    "topics", "topics", "list", "Regular expressions of source topics, one per line", initial=d.topics
-                ),
-                Field("topics_exclude", "topics.exclude", "list", initial=d.topics_exclude),
-                Field(
-                    "replication_policy_class",
-                    "replication.policy.class",
-                    "choice",
-                    choices=ReplicationPolicyClass.choices,
-                    initial=d.replication_policy_class,
-                ),
-                Field(
-                    "replication_policy_separator",
-                    "replication.policy.separator",
-                    initial=d.replication_policy_separator,
-                ),
-            ],
-        ),
-        Section(
-            "Consumer groups and offsets",
-            [
-                Field(
-                    "groups", "groups", "list", "Regular expressions of consumer groups to checkpoint", initial=d.groups
-                ),
-                Field("groups_exclude", "groups.exclude", "list", initial=d.groups_exclude),
-                Field(
-                    "emit_checkpoints_enabled", "emit.checkpoints.enabled", "bool", initial=d.emit_checkpoints_enabled
-                ),
-                Field(
-                    "emit_checkpoints_interval_seconds",
-                    "emit.checkpoints.interval.seconds",
-                    "number",
-                    initial=d.emit_checkpoints_interval_seconds,
-                ),
-                Field("emit_heartbeats_enabled", "emit.heartbeats.enabled", "bool", initial=d.emit_heartbeats_enabled),
-                Field(
-                    "emit_heartbeats_interval_seconds",
-                    "emit.heartbeats.interval.seconds",
-                    "number",
-                    initial=d.emit_heartbeats_interval_seconds,
-                ),
-                Field(
-                    "sync_group_offsets_enabled",
-                    "sync.group.offsets.enabled",
-                    "bool",
-                    initial=d.sync_group_offsets_enabled,
-                ),
-                Field(
-                    "emit_offset_syncs_enabled",
-                    "emit.offset-syncs.enabled",
-                    "bool",
-                    initial=d.emit_offset_syncs_enabled,
-                ),
-            ],
-        ),
-        Section(
-            "Tasks and delivery",
-            [
-                Field("tasks_max", "tasks.max", "number", initial=d.tasks_max),
-                Field("exactly_once", "exactly.once", "bool", initial=d.exactly_once),
-                Field("on_data_loss", "on.data.loss", "choice", choices=OnDataLoss.choices, initial=d.on_data_loss),
-                Field(
-                    "replication_factor",
-                    "replication.factor",
-                    "number",
-                    "-1: the target broker's default",
-                    initial=d.replication_factor,
-                ),
-            ],
-        ),
-        Section("Advanced", _advanced(d), advanced=True),
+    shown = {name for names in _FLOW_LAYOUT.values() for name in names}
+    advanced = [name for name, prop in PROPERTIES.items() if name not in shown and prop.kind != "map"]
+    advanced.insert(advanced.index("facts_lake"), "facts_enabled")
+    layout = [*_FLOW_LAYOUT.items(), ("Advanced", advanced)]
+    sections = [Section(title, [_flow_field(name) for name in names], title == "Advanced") for title, names in layout]
+    sections[0].fields[:0] = [  # the clusters first
+        Field("source", "Source cluster", "choice", choices=clusters),
+        Field("target", "Target cluster", "choice", choices=clusters),
     ]
+    return sections
 
 
-def _advanced(d: Flow) -> list[Field]:
-    numbers = [
-        ("refresh_topics_interval_seconds", "refresh.topics.interval.seconds"),
-        ("refresh_groups_interval_seconds", "refresh.groups.interval.seconds"),
-        ("sync_topic_configs_interval_seconds", "sync.topic.configs.interval.seconds"),
-        ("sync_topic_acls_interval_seconds", "sync.topic.acls.interval.seconds"),
-        ("sync_group_offsets_interval_seconds", "sync.group.offsets.interval.seconds"),
-        ("offset_flush_interval_ms", "offset.flush.interval.ms"),
-        ("transaction_boundary_interval_ms", "transaction.boundary.interval.ms"),
-    ]
-    bools = [
-        ("refresh_topics_enabled", "refresh.topics.enabled"),
-        ("sync_topic_configs_enabled", "sync.topic.configs.enabled"),
-        ("sync_topic_acls_enabled", "sync.topic.acls.enabled"),
-        ("abort_on_send_fail", "abort.on.send.fail"),
-    ]
-    fields = [Field(name, label, "number", initial=getattr(d, name)) for name, label in numbers]
-    fields += [Field(name, label, "bool", initial=getattr(d, name)) for name, label in bools]
-    fields += [
-        Field(
-            "offset_syncs_topic_location",
-            "offset-syncs.topic.location",
-            "choice",
-            choices=OffsetSyncsTopicLocation.choices,
-            initial=d.offset_syncs_topic_location,
-        ),
-        Field("config_properties_exclude", "config.properties.exclude", "list", initial=d.config_properties_exclude),
-        Field("record_handler_class", "record.handler.class", help="module:Class of a RecordHandler"),
-        Field(
-            "facts_enabled",
-            "facts (analytics reports)",
-            "bool",
-            initial=d.facts_enabled,
-            help="Record replicated runs in the facts lake the latency and audit reports read",
-        ),
-        Field("facts_lake", "facts.lake", help="Directory or Hadoop URI; empty: the control plane's lake"),
-    ]
-    return fields
+def _flow_field(name: str) -> Field:
+    """A flow property's input, labelled with its MM2 name; help, bounds and default are FlowConfig's."""
+    if name not in PROPERTIES:  # facts_enabled, the control plane's own
+        return Field(name, "facts (analytics reports)", "bool", FACTS_FIELDS[name], initial=Flow().facts_enabled)
+    prop = PROPERTIES[name]
+    choices = list(Flow._meta.get_field(name).choices or [])  # with the control plane's labels
+    notes = [FACTS_FIELDS.get(name, prop.help), "one per line" if prop.kind == "list" else "", _bounds(prop)]
+    kind = "choice" if choices else _KINDS.get(prop.kind, "text")
+    return Field(name, prop.name, kind, "; ".join(note for note in notes if note), choices, prop.default)
+
+
+def _bounds(prop: Property) -> str:
+    if prop.minimum is None or prop.maximum is None:
+        return ""
+    return " to ".join(str(int(n)) if n == int(n) else str(n) for n in (prop.minimum, prop.maximum))

@@ -1,95 +1,65 @@
-"""The pages. Each renders a shell; the page's script fills it from the REST API, as automation would."""
+"""The pages. Each renders a shell; the page's script fills it from the REST API, as automation would.
+
+Every page is one `Page`: its template, its nav tab, the role it needs, and the object its URL names, if any.
+"""
 
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
-from django.views.decorators.http import require_GET
+from django.db.models import Model, QuerySet
+from django.http import HttpRequest, HttpResponseBase
+from django.shortcuts import get_object_or_404
+from django.views.generic import TemplateView
 
 from controlplane.clusters.models import Cluster
-from controlplane.core.permissions import ADMIN, OPERATOR, VIEWER, has_role
-from controlplane.flows.models import Flow
+from controlplane.core.permissions import OPERATOR, VIEWER, has_role
 from controlplane.ui import forms
 
 
-def _require(request: HttpRequest, role: str) -> None:
-    # A logged-in user without a role sees nothing, as the API refuses them everything.
-    if not has_role(request.user, role):
-        raise PermissionDenied(f"this page needs the {role} role")
+class Page(LoginRequiredMixin, TemplateView):
+    http_method_names = ["get"]
+    nav = ""
+    role = VIEWER
+    # The object the URL's pk names, put in the context under `object_name`; none on a "new" page without a pk.
+    queryset: QuerySet[Any] | None = None
+    object_name = ""
+    # More context the template needs, computed per request.
+    extra: Callable[[HttpRequest], dict[str, Any]] | None = None
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        # A logged-in user without the role sees nothing, as the API refuses them everything.
+        if request.user.is_authenticated and not has_role(request.user, self.role):
+            raise PermissionDenied(f"this page needs the {self.role} role")
+        return super().dispatch(request, *args, **kwargs)
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        context["nav"] = self.nav
+        if self.queryset is not None:
+            pk = self.kwargs.get("pk")
+            found: Model | None = get_object_or_404(self.queryset, pk=pk) if pk is not None else None
+            context[self.object_name] = found
+        if self.extra is not None:
+            context.update(self.extra(self.request))
+        return context
 
 
-@require_GET
-@login_required
-def dashboard(request: HttpRequest) -> HttpResponse:
-    _require(request, VIEWER)
-    return render(request, "ui/dashboard.html", {"nav": "dashboard"})
+def cluster_form(request: HttpRequest) -> dict[str, Any]:
+    return {"sections": forms.cluster_sections()}
 
 
-@require_GET
-@login_required
-def cluster_list(request: HttpRequest) -> HttpResponse:
-    _require(request, VIEWER)
-    return render(request, "ui/cluster_list.html", {"nav": "clusters"})
-
-
-@require_GET
-@login_required
-def cluster_form(request: HttpRequest, pk: int | None = None) -> HttpResponse:
-    """A new cluster (admin), or one cluster: editable by admins, read-only for the others."""
-    _require(request, ADMIN if pk is None else VIEWER)
-    cluster = get_object_or_404(Cluster, pk=pk) if pk is not None else None
-    context = {"nav": "clusters", "cluster": cluster, "sections": forms.cluster_sections()}
-    return render(request, "ui/cluster_form.html", context)
-
-
-@require_GET
-@login_required
-def flow_list(request: HttpRequest) -> HttpResponse:
-    _require(request, VIEWER)
-    return render(request, "ui/flow_list.html", {"nav": "flows"})
-
-
-@require_GET
-@login_required
-def flow_form(request: HttpRequest, pk: int | None = None) -> HttpResponse:
-    _require(request, ADMIN)
-    flow = get_object_or_404(Flow.objects.select_related("source", "target"), pk=pk) if pk is not None else None
+def flow_form(request: HttpRequest) -> dict[str, Any]:
     aliases = list(Cluster.objects.values_list("alias", flat=True))
-    context = {"nav": "flows", "flow": flow, "sections": forms.flow_sections(aliases), "has_clusters": len(aliases) > 1}
-    return render(request, "ui/flow_form.html", context)
+    return {"sections": forms.flow_sections(aliases), "has_clusters": len(aliases) > 1}
 
 
-@require_GET
-@login_required
-def flow_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    _require(request, VIEWER)
-    flow = get_object_or_404(Flow.objects.select_related("source", "target"), pk=pk)
-    return render(request, "ui/flow_detail.html", {"nav": "flows", "flow": flow})
+def failover_list(request: HttpRequest) -> dict[str, Any]:
+    return {"aliases": list(Cluster.objects.values_list("alias", flat=True))}
 
 
-@require_GET
-@login_required
-def flow_import(request: HttpRequest) -> HttpResponse:
-    _require(request, ADMIN)
-    return render(request, "ui/flow_import.html", {"nav": "flows"})
-
-
-@require_GET
-@login_required
-def failover_list(request: HttpRequest) -> HttpResponse:
-    _require(request, VIEWER)
-    aliases = list(Cluster.objects.values_list("alias", flat=True))
-    return render(request, "ui/failover_list.html", {"nav": "failover", "aliases": aliases})
-
-
-@require_GET
-@login_required
-def failover_wizard(request: HttpRequest, pk: int) -> HttpResponse:
-    _require(request, VIEWER)
-    from controlplane.failover.models import Failover
-
-    failover = get_object_or_404(Failover, pk=pk)
-    context = {"nav": "failover", "failover": failover, "operator": has_role(request.user, OPERATOR)}
-    return render(request, "ui/failover_wizard.html", context)
+def failover_wizard(request: HttpRequest) -> dict[str, Any]:
+    return {"operator": has_role(request.user, OPERATOR)}

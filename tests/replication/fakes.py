@@ -1,12 +1,15 @@
-"""Fakes of confluent-kafka's Message and Producer for unit tests of the hot path (no broker)."""
+"""Fakes of confluent-kafka's Message, Producer and the admin client's consumer-group calls for unit tests (no
+broker)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
-from confluent_kafka import KafkaError
+from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions, KafkaError
 
 from replication.config import ClusterConfig, FlowConfig
 
@@ -102,6 +105,57 @@ class FakeClients:
 
     def producer(self, flow: FlowConfig, task_id: int, error_cb: Any = None) -> FakeProducer:
         return self.producer_instance
+
+
+@dataclass
+class FakeGroupAdmin:
+    """The consumer-group calls of an AdminClient over groups held in memory. As a broker does, it describes an
+    unknown group as DEAD, and refuses an offset write into a group with members, partition by partition."""
+
+    states: dict[str, ConsumerGroupState] = field(default_factory=dict)
+    members: dict[str, list[str]] = field(default_factory=dict)  # group -> ["client@host", ...]
+    offsets: dict[str, dict[tuple[str, int], int]] = field(default_factory=dict)  # group -> committed offsets
+    timeouts: list[float] = field(default_factory=list)  # the request_timeout of every call
+
+    def describe_consumer_groups(self, groups: list[str], request_timeout: float) -> dict[str, Future[Any]]:
+        self.timeouts.append(request_timeout)
+        return {g: _done(SimpleNamespace(state=self._state(g), members=self._members(g))) for g in groups}
+
+    def list_consumer_group_offsets(
+        self, request: list[ConsumerGroupTopicPartitions], request_timeout: float
+    ) -> dict[str, Future[Any]]:
+        self.timeouts.append(request_timeout)
+        group = request[0].group_id
+        listed = [_tp(t, p, o) for (t, p), o in sorted(self.offsets.get(group, {}).items())]
+        return {group: _done(SimpleNamespace(topic_partitions=[*listed, _tp("never-committed", 0, -1001)]))}
+
+    def alter_consumer_group_offsets(
+        self, request: list[ConsumerGroupTopicPartitions], request_timeout: float
+    ) -> dict[str, Future[Any]]:
+        self.timeouts.append(request_timeout)
+        group, written = request[0].group_id, []
+        for tp in request[0].topic_partitions:
+            error = KafkaError(KafkaError.UNKNOWN_MEMBER_ID) if self.members.get(group) else None
+            if error is None:
+                self.offsets.setdefault(group, {})[(tp.topic, tp.partition)] = tp.offset
+            written.append(_tp(tp.topic, tp.partition, tp.offset, error))
+        return {group: _done(SimpleNamespace(topic_partitions=written))}
+
+    def _state(self, group: str) -> ConsumerGroupState:
+        return self.states.get(group, ConsumerGroupState.DEAD)
+
+    def _members(self, group: str) -> list[SimpleNamespace]:
+        return [SimpleNamespace(client_id=m.split("@")[0], host=m.split("@")[1]) for m in self.members.get(group, [])]
+
+
+def _done(result: Any) -> Future[Any]:
+    future: Future[Any] = Future()
+    future.set_result(result)
+    return future
+
+
+def _tp(topic: str, partition: int, offset: int, error: KafkaError | None = None) -> SimpleNamespace:
+    return SimpleNamespace(topic=topic, partition=partition, offset=offset, error=error)
 
 
 def flow(**overrides: Any) -> FlowConfig:

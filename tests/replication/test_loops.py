@@ -36,3 +36,13 @@ def test_a_flow_graph_checks_flows_one_after_another_as_an_import_adds_them() ->
     assert graph.loop_of(new) == ["b", "a", "b"] == undetected_loop([Edge("a", "b", "IdentityReplicationPolicy")], new)
     graph.add(Edge("b", "c"))
     assert graph.loop_of(Edge("c", "b")) is None  # the default policy detects it
+
+
+def test_paths_are_the_simple_paths_depth_first_in_target_order_up_to_the_limit() -> None:
+    added = [("c", "d"), ("b", "d"), ("c", "a"), ("a", "c"), ("b", "c"), ("a", "b"), ("d", "b")]
+    graph = FlowGraph(Edge(source, target) for source, target in added)
+    found = [["a", *(edge.target for edge in path)] for path in graph.paths("a", "d")]
+    assert found == [["a", "c", "d"], ["a", "b", "d"], ["a", "b", "c", "d"]]  # c -> a and d -> b close no path
+    assert [[e.target for e in path] for path in graph.paths("a", "d", limit=2)] == [["c", "d"], ["b", "d"]]
+    assert list(graph.paths("d", "a")) == [[Edge("d", "b"), Edge("b", "c"), Edge("c", "a")]]
+    assert list(graph.paths("a", "e")) == []

@@ -11,7 +11,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from confluent_kafka import KafkaException
+from confluent_kafka import KafkaException, TopicPartition
 
 from controlplane.failover.choices import Mode
 from controlplane.failover.models import Failover
@@ -30,6 +30,7 @@ from controlplane.flows.services import cluster_config
 from controlplane.monitoring.services import readers
 from replication.checkpoints import CheckpointEmitter
 from replication.config import FlowConfig
+from replication.groupoffsets import ConsumerGroups
 
 Wanted = dict[str, dict[tuple[str, int], int]]  # group -> (target topic, partition) -> offset
 
@@ -73,10 +74,10 @@ def final_checkpoint(flow: FlowConfig, groups: list[str]) -> int:
 def _planned(
     failover: Failover, forward: FlowConfig | None, inverse: FlowConfig | None
 ) -> list[translate.PartitionPlan]:
-    client = kafka.admin(failover.source)
+    groups = kafka.groups(failover.source)
     planner = translate.Planner(forward, inverse)
     try:
-        return [p for group in failover.groups for p in planner.plan(group, kafka.committed(client, group))]
+        return [p for group in failover.groups for p in planner.plan(group, groups.committed(group))]
     finally:
         planner.close()
 
@@ -101,18 +102,21 @@ def apply_step(failover: Failover, inputs: dict[str, Any]) -> tuple[ApplyResult,
     """Write the previewed offsets into the target groups (all or nothing per check, before any write)."""
     rows = failover.result(CheckpointResult).preview
     wanted = _wanted(rows)
-    client = kafka.admin(failover.target)
-    states = kafka.describe(client, list(failover.groups))
-    busy = [f"{s.group} is {s.state} with {len(s.members)} members" for s in states.values() if not s.empty]
+    groups = kafka.groups(failover.target)
+    states = groups.describe(failover.groups)
+    busy = [f"{s.group} is {s.state} with {len(s.members)} members" for s in states.values() if not s.writable]
     if busy:
         return ApplyResult(error=f"not EMPTY on the target: {'; '.join(busy)}"), False
-    backwards = _backwards(client, wanted)
+    backwards = _backwards(groups, wanted)
     if backwards and not inputs.get("override_backwards"):
         shown = "; ".join(backwards[:10])
         return ApplyResult(error=f"would move offsets backwards: {shown}", backwards=tuple(backwards)), False
     if failover.dry_run:
         return ApplyResult(dry_run=True, would_write=_listed(wanted), backwards=tuple(backwards)), True
-    refused = {g: kafka.alter(client, g, offsets) for g, offsets in wanted.items()}
+    refused = {
+        g: groups.alter(g, [TopicPartition(t, p, o) for (t, p), o in sorted(offs.items())])
+        for g, offs in wanted.items()
+    }
     errors = [f"{g} {t}-{p}: {e}" for g, r in refused.items() for (t, p), e in sorted(r.items())]
     if errors:
         return ApplyResult(error="the broker refused: " + "; ".join(errors), written=_listed(wanted)), False
@@ -127,10 +131,10 @@ def _wanted(plans: tuple[PartitionPlan, ...]) -> Wanted:
     return wanted
 
 
-def _backwards(client: Any, wanted: dict[str, dict[tuple[str, int], int]]) -> list[str]:
+def _backwards(groups: ConsumerGroups, wanted: Wanted) -> list[str]:
     found = []
     for group, offsets in wanted.items():
-        current = kafka.committed(client, group)
+        current = groups.committed(group)
         for tp, offset in sorted(offsets.items()):
             if tp in current and offset < current[tp]:
                 found.append(f"{group} {tp[0]}-{tp[1]}: {current[tp]} -> {offset}")
@@ -144,12 +148,12 @@ def _listed(wanted: Wanted) -> tuple[GroupOffset, ...]:
 def verify_step(failover: Failover, inputs: dict[str, Any]) -> tuple[VerifyResult, bool]:
     """Read the committed offsets back from the target and compare them with what was written."""
     wanted = _wanted(failover.result(CheckpointResult).preview)
-    client = kafka.admin(failover.target)
+    groups = kafka.groups(failover.target)
     rows: list[VerifyRow] = []
     ok = True
     for group, offsets in wanted.items():
         try:
-            current = kafka.committed(client, group)
+            current = groups.committed(group)
         except KafkaException as exc:
             return VerifyResult(error=f"{group}: offsets not read back: {exc}"), False
         for (topic, partition), offset in sorted(offsets.items()):

@@ -154,8 +154,8 @@ def checkpoints_exist(i: Inputs) -> Result:
 
 def target_groups_empty(i: Inputs) -> Result:
     label = f"Groups EMPTY on {i.failover.target}"
-    states = kafka.describe(kafka.admin(i.failover.target), list(i.failover.groups))
-    busy = [s for s in states.values() if not s.empty]
+    states = kafka.groups(i.failover.target).describe(i.failover.groups)
+    busy = [s for s in states.values() if not s.writable]
     if not busy:
         return Result("target_groups_empty", label, Check.PASS, "no member in any of the groups on the target")
     detail = "; ".join(f"{s.group} is {s.state} with {len(s.members)} members" for s in busy)

@@ -44,7 +44,7 @@ def fence_step(failover: Failover, inputs: dict[str, Any]) -> tuple[FenceResult,
 
 
 def _members_gone(failover: Failover) -> CheckResult:
-    states = kafka.describe(kafka.admin(failover.source), list(failover.groups))
+    states = kafka.groups(failover.source).describe(failover.groups)
     busy = [s for s in states.values() if s.members]
     label = f"Group members gone from {failover.source}"
     if not busy:
@@ -54,8 +54,8 @@ def _members_gone(failover: Failover) -> CheckResult:
 
 
 def _end_offsets_still(failover: Failover) -> CheckResult:
-    client = kafka.admin(failover.source)
-    partitions = sorted({tp for group in failover.groups for tp in kafka.committed(client, group)})
+    groups = kafka.groups(failover.source)
+    partitions = sorted({tp for group in failover.groups for tp in groups.committed(group)})
     label = f"End offsets on {failover.source} stopped moving"
     before = kafka.end_offsets(failover.source, partitions)
     time.sleep(FENCE_WINDOW_SECONDS)

@@ -1,46 +1,43 @@
-"""Flow API representation and validation, with replication/'s own rules (FlowConfig, is_cycle)."""
+"""Flow API representation and validation, with replication/'s own rules (FlowConfig, is_cycle).
+
+A flow property's field takes its help text and bounds from FlowConfig's metadata (config.PROPERTIES), and a list
+or map property, which the model stores as JSON, its field type too.
+"""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from rest_framework import serializers
+from rest_framework.utils.model_meta import FieldInfo
 
 from controlplane.clusters.api.fields import ClusterAliasField
 from controlplane.clusters.api.serializers import ClusterSerializer
 from controlplane.clusters.models import Cluster
 from controlplane.flows import validation
 from controlplane.flows.models import Flow
-from controlplane.flows.overrides import CONSUMER_OVERRIDES_ALLOWED, PRODUCER_OVERRIDES_ALLOWED, override_errors
+from controlplane.flows.overrides import ALLOWED, override_errors
 from controlplane.flows.services import FACTS_FIELDS, FLOW_PROPERTY_FIELDS
-from replication.config import MAX_INTERVALS_MS
+from replication.config import PROPERTIES
 
 MAX_PATTERNS = 1000
 MAX_PATTERN_LENGTH = 1000
-MAX_INTERVAL_SECONDS = 7 * 24 * 3600.0
-MAX_TASKS = 1024
 
 
-def _patterns(help_text: str) -> serializers.ListField:
-    child = serializers.CharField(max_length=MAX_PATTERN_LENGTH, allow_blank=False)
-    return serializers.ListField(child=child, max_length=MAX_PATTERNS, required=False, help_text=help_text)
-
-
-def _overrides() -> serializers.DictField:
-    return serializers.DictField(child=serializers.CharField(max_length=MAX_PATTERN_LENGTH), required=False)
+def _extra_kwargs(name: str) -> dict[str, Any]:
+    if name not in PROPERTIES:
+        return {"help_text": FACTS_FIELDS[name]}
+    prop = PROPERTIES[name]
+    kwargs: dict[str, Any] = {"help_text": f"{prop.name}: {FACTS_FIELDS.get(name, prop.help)}"}
+    bounds = {"min_value": prop.minimum, "max_value": prop.maximum}
+    return kwargs | {key: value for key, value in bounds.items() if value is not None}
 
 
 class FlowSerializer(serializers.ModelSerializer[Flow]):
     source = ClusterAliasField()
     target = ClusterAliasField()
     name = serializers.CharField(read_only=True, help_text="MM2's flow name, source->target")
-    topics = _patterns("topics: regular expressions of the source topics to replicate")
-    topics_exclude = _patterns("topics.exclude")
-    groups = _patterns("groups: regular expressions of the consumer groups to checkpoint")
-    groups_exclude = _patterns("groups.exclude")
-    config_properties_exclude = _patterns("config.properties.exclude: topic configs never synced")
-    producer_overrides = _overrides()
-    consumer_overrides = _overrides()
 
     class Meta:
         model = Flow
@@ -48,14 +45,20 @@ class FlowSerializer(serializers.ModelSerializer[Flow]):
         fields += ["created_at", "updated_at"]
         read_only_fields = ["paused", "generation"]
         validators: list[Any] = []  # the (source, target) uniqueness is checked in validate() with a clearer message
-        extra_kwargs = {
-            "tasks_max": {"max_value": MAX_TASKS},
-            "replication_factor": {"min_value": -1, "max_value": 32767},
-            "facts_lake": {"help_text": "facts.lake: directory or Hadoop URI; empty: the control plane's lake"},
-            "facts_enabled": {"help_text": "write replication facts for the analytics reports"},
-            **{name: {"max_value": MAX_INTERVAL_SECONDS} for name in FLOW_PROPERTY_FIELDS if name.endswith("seconds")},
-            **{name: {"max_value": maximum} for name, maximum in MAX_INTERVALS_MS.items()},
-        }
+        extra_kwargs = {name: _extra_kwargs(name) for name in (*FLOW_PROPERTY_FIELDS, *FACTS_FIELDS)}
+
+    def build_field(
+        self, field_name: str, info: FieldInfo, model_class: Any, nested_depth: int
+    ) -> tuple[type[serializers.Field[Any, Any, Any, Any]], dict[str, Any]]:
+        """A list property is a list of regexes, a map property one of librdkafka settings from an allow-list."""
+        kind = PROPERTIES[field_name].kind if field_name in PROPERTIES else ""
+        if kind not in ("list", "map"):
+            return super().build_field(field_name, info, model_class, nested_depth)
+        kwargs = {"child": serializers.CharField(max_length=MAX_PATTERN_LENGTH), "required": False}
+        if kind == "map":
+            return serializers.DictField, {**kwargs, "validators": [partial(_allowed, ALLOWED[field_name])]}
+        check = partial(validation.patterns, PROPERTIES[field_name].name)
+        return serializers.ListField, {**kwargs, "max_length": MAX_PATTERNS, "validators": [check]}
 
     def validate_source(self, source: Cluster) -> Cluster:
         return self._unchanged("source", source)
@@ -63,31 +66,10 @@ class FlowSerializer(serializers.ModelSerializer[Flow]):
     def validate_target(self, target: Cluster) -> Cluster:
         return self._unchanged("target", target)
 
-    def validate_topics(self, value: list[str]) -> list[str]:
-        return validation.patterns("topics", value)
-
-    def validate_topics_exclude(self, value: list[str]) -> list[str]:
-        return validation.patterns("topics.exclude", value)
-
-    def validate_groups(self, value: list[str]) -> list[str]:
-        return validation.patterns("groups", value)
-
-    def validate_groups_exclude(self, value: list[str]) -> list[str]:
-        return validation.patterns("groups.exclude", value)
-
-    def validate_config_properties_exclude(self, value: list[str]) -> list[str]:
-        return validation.patterns("config.properties.exclude", value)
-
     def validate_facts_lake(self, value: str) -> str:
         if "\x00" in value or value != value.strip():
             raise serializers.ValidationError("a directory or URI without NUL bytes or surrounding spaces")
         return value
-
-    def validate_producer_overrides(self, value: dict[str, str]) -> dict[str, str]:
-        return _allowed(value, PRODUCER_OVERRIDES_ALLOWED)
-
-    def validate_consumer_overrides(self, value: dict[str, str]) -> dict[str, str]:
-        return _allowed(value, CONSUMER_OVERRIDES_ALLOWED)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         values = validation.merged(self.instance, attrs)
@@ -103,11 +85,10 @@ class FlowSerializer(serializers.ModelSerializer[Flow]):
         return cluster
 
 
-def _allowed(overrides: dict[str, str], allowed: frozenset[str]) -> dict[str, str]:
+def _allowed(allowed: frozenset[str], overrides: dict[str, str]) -> None:
     errors = override_errors(overrides, allowed)
     if errors:
         raise serializers.ValidationError(errors)
-    return overrides
 
 
 class PropertiesSerializer(serializers.Serializer[dict[str, Any]]):

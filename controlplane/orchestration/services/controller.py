@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from controlplane.flows.models import Flow
 from controlplane.flows.services import flow_config
-from controlplane.orchestration.choices import TaskState
+from controlplane.orchestration.choices import TaskFailure, TaskState
 from controlplane.orchestration.models import FlowPlan, TaskAssignment
 from controlplane.orchestration.planning import is_balanced, plan_assignment, runs
 from controlplane.orchestration.services import capacity, leases
@@ -102,7 +102,7 @@ def _source_partitions(flow: Flow, plan_row: FlowPlan) -> list[tuple[str, int]]:
 
 
 def _plan(flow: Flow, plan_row: FlowPlan, partitions: list[tuple[str, int]]) -> dict[int, list[tuple[str, int]]]:
-    current = {a.task_id: [(str(t), int(p)) for t, p in a.partitions] for a in flow.assignments.all()}
+    current = {a.task_id: [(str(t), int(p)) for t, p in a.partitions] for a in flow.assignments.defer("status")}
     sticky = plan_assignment(partitions, flow.tasks_max, current)
     if is_balanced(sticky):
         _set_imbalance(plan_row, None)
@@ -131,7 +131,7 @@ def _store(flow: Flow, plan: dict[int, list[tuple[str, int]]]) -> None:
     flow.assignments.filter(task_id__gte=flow.tasks_max).delete()  # their runners lose the lease and stop
     for task_id, tps in plan.items():
         wanted = [[t, p] for t, p in tps]
-        assignment, created = TaskAssignment.objects.get_or_create(
+        assignment, created = TaskAssignment.objects.defer("status").get_or_create(
             flow=flow, task_id=task_id, defaults={"partitions": wanted}
         )
         if not created and assignment.partitions != wanted:
@@ -146,7 +146,7 @@ def _dispatch(flow: Flow, room: capacity.Capacity) -> list[int]:
     now = timezone.now()
     waiting = [
         a
-        for a in flow.assignments.all()
+        for a in flow.assignments.defer("status")  # a task's status runs to hundreds of KB; the tick needs none
         if runs(a.task_id, a.partitions) and not leases.holds_live_lease(a) and _may_dispatch(a, now)
     ]
     placed, reason = room.place(len(waiting))
@@ -187,7 +187,7 @@ def _may_dispatch(assignment: TaskAssignment, now: datetime) -> bool:
     if assignment.dispatched_at and assignment.dispatched_at + timedelta(seconds=leases.lease_seconds()) > now:
         return False  # a runner is probably on its way; don't flood the queue
     if assignment.state == TaskState.FAILED:
-        if "DataLossError" in assignment.last_error:
+        if assignment.failure == TaskFailure.DATA_LOSS:
             # Reported loss stays stopped until an operator restarts the flow, which accepts it.
             return assignment.generation != assignment.flow.generation
         return assignment.updated_at + retry_delay() < now

@@ -37,6 +37,7 @@ def acquire(assignment_id: int, worker: Worker) -> Lease | None:
         state=TaskState.RUNNING,
         release_requested=False,
         last_error="",
+        failure="",
         unplaced_reason="",
     )
     if not taken:
@@ -55,10 +56,10 @@ def renew(lease: Lease, **fields: object) -> bool:
     return bool(renewed)
 
 
-def release(lease: Lease, state: str, error: str = "") -> None:
-    """Give the assignment back (clean stop, pause or failure), if we still hold it."""
+def release(lease: Lease, state: str, error: str = "", failure: str = "") -> None:
+    """Give the assignment back (clean stop, pause or failure: `failure` is a TaskFailure), if we still hold it."""
     TaskAssignment.objects.filter(pk=lease.assignment_id, epoch=lease.epoch, worker_id=lease.worker_id).update(
-        lease_expires_at=None, worker=None, state=state, last_error=error[:4000], dispatched_at=None
+        lease_expires_at=None, worker=None, state=state, last_error=error[:4000], failure=failure, dispatched_at=None
     )
 
 

@@ -10,9 +10,10 @@ from typing import Any
 from django.db import close_old_connections
 
 from controlplane.flows.services import flow_config
-from controlplane.orchestration.choices import TaskState
+from controlplane.orchestration.choices import TaskFailure, TaskState
 from controlplane.orchestration.models import TaskAssignment, Worker
 from controlplane.orchestration.services import capacity, leases
+from replication.dataloss import DataLossError
 from replication.engine import ReplicationTask
 from replication.metrics import MetricsRegistry
 from replication.periodic import SideEmitters
@@ -48,7 +49,8 @@ def run_assignment(assignment_id: int, worker_name: str, stopping: threading.Eve
         outcome = _replicate(assignment, lease, stopping or threading.Event(), accept_loss)
     except Exception as exc:
         log.exception("task %s failed", assignment)
-        leases.release(lease, TaskState.FAILED, f"{type(exc).__name__}: {exc}")
+        failure = TaskFailure.DATA_LOSS if isinstance(exc, DataLossError) else TaskFailure.ERROR
+        leases.release(lease, TaskState.FAILED, f"{type(exc).__name__}: {exc}", failure)
         return "failed"
     leases.release(lease, TaskState.PAUSED if outcome == "paused" else TaskState.STOPPED)
     return outcome
@@ -58,7 +60,7 @@ def _restarted_after_data_loss(assignment: TaskAssignment) -> bool:
     """A restart after a reported data loss is the operator's acceptance of it: resume at the log start."""
     return (
         assignment.state == TaskState.FAILED
-        and "DataLossError" in assignment.last_error
+        and assignment.failure == TaskFailure.DATA_LOSS
         and assignment.generation != assignment.flow.generation
     )
 

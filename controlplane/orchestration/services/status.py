@@ -82,6 +82,7 @@ def _task_status(assignment: TaskAssignment, plan: FlowPlan | None = None) -> di
         "epoch": assignment.epoch,
         "lease_expires_at": assignment.lease_expires_at,
         "last_error": assignment.last_error,
+        "failure": assignment.failure,
         "placement": _placement(assignment),
         "unplaced_reason": assignment.unplaced_reason,
         "idle_reason": _idle_reason(assignment, plan),

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
-from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from controlplane.core.permissions import IsViewer
+from controlplane.flows import validation
 from controlplane.flows.models import Flow
 from controlplane.jobs.api.views import START_RESPONSES, start
 from controlplane.ui import jobs
@@ -48,5 +48,5 @@ class FlowPreviewView(APIView):
         try:
             preview.check_config(values)
         except ConfigError as exc:
-            raise ValidationError({exc.property_name.replace(".", "_"): [exc.reason]}) from None
+            raise validation.config_error(exc) from None
         return start(jobs.PREVIEW, f"flow.preview:{request.user.pk}", jobs.preview_inputs(values), request)

@@ -15,10 +15,12 @@ from controlplane.flows import validation
 from controlplane.flows.models import Flow
 from replication.config import ClusterConfig, FlowConfig
 from replication.filters import TopicFilter
+from replication.loops import Edge, FlowGraph, describe
 from replication.policy import is_cycle, is_heartbeats_topic, is_internal_topic
 
 LIST_TIMEOUT = 5.0
 MAX_TOPICS = 500
+MAX_LOOPS = 20
 
 
 def preview(values: dict[str, Any], instance: Flow | None) -> dict[str, Any]:
@@ -74,12 +76,11 @@ def _reason(config: FlowConfig, topic: str) -> str:
 
 
 def loops(values: dict[str, Any], instance: Flow | None) -> list[str]:
-    """Loops the new flow closes with existing flows: each path target -> ... -> source, as aliases."""
-    graph: dict[str, set[str]] = {}
-    for flow in _others(instance):
-        graph.setdefault(flow.source.alias, set()).add(flow.target.alias)
+    """Loops the new flow closes with existing flows, as aliases: source -> target -> ... -> source."""
+    graph = FlowGraph(Edge(flow.source.alias, flow.target.alias) for flow in _others(instance))
     source, target = values["source"].alias, values["target"].alias
-    return [" -> ".join([source, *path]) for path in _paths(graph, target, source)]
+    paths = graph.paths(target, source, limit=MAX_LOOPS)
+    return [describe([source, target, *(edge.target for edge in path)]) for path in paths]
 
 
 def refused_loop(values: dict[str, Any], instance: Flow | None) -> str:
@@ -90,19 +91,6 @@ def refused_loop(values: dict[str, Any], instance: Flow | None) -> str:
         detail: Any = exc.detail
         return str(detail["target"][0]) if isinstance(detail, dict) else str(detail)
     return ""
-
-
-def _paths(graph: dict[str, set[str]], start: str, goal: str, limit: int = 20) -> list[list[str]]:
-    found: list[list[str]] = []
-    stack: list[list[str]] = [[start]]
-    while stack and len(found) < limit:
-        path = stack.pop()
-        for nxt in sorted(graph.get(path[-1], ())):
-            if nxt == goal:
-                found.append([*path, nxt])
-            elif nxt not in path:
-                stack.append([*path, nxt])
-    return found
 
 
 def _others(instance: Flow | None) -> list[Flow]:

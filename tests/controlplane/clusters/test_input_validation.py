@@ -9,10 +9,11 @@ import pytest
 
 from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
-from replication.config import MAX_INTERVALS_MS
+from replication.config import PROPERTIES
 from tests.support.live import Http
 from tests.support.tls import ca_pem
 
+MAX_INTERVALS_MS = {name: prop.maximum for name, prop in PROPERTIES.items() if name.endswith("_ms")}
 BAD_SERVERS = ["h:١٢٣", "h:\uff11\uff12\uff13", "h:0", "h:65536", "h:", "h:+1", "h: 1", "h:99999999999999999999"]
 
 

@@ -19,8 +19,10 @@ from controlplane.monitoring.choices import Health
 from controlplane.monitoring.models import FlowSample
 from controlplane.monitoring.services.health import health, totals
 from controlplane.monitoring.services.sampling import rate
-from controlplane.ui.services import reports
+from controlplane.ui.services import preview, reports
 from controlplane.ui.staticfinders import PLOTLY_PATH, PlotlyFinder
+
+ALIASES = ("us-west", "us-east", "backup")
 
 
 def status(*tasks: dict[str, Any], **flow: Any) -> dict[str, Any]:
@@ -117,3 +119,19 @@ def test_every_page_needs_a_login(client: Client, path: str) -> None:
 def test_a_user_without_a_role_sees_no_page(client: Client, django_user_model: Any) -> None:
     client.force_login(django_user_model.objects.create_user("nobody", password="x"))
     assert client.get("/").status_code == 403
+
+
+@pytest.mark.django_db
+def test_the_preview_lists_the_loops_a_new_flow_closes_up_to_twenty() -> None:
+    west, east, backup = (Cluster.objects.create(alias=a, bootstrap_servers="127.0.0.1:1") for a in ALIASES)
+    for source, target in ((east, west), (east, backup), (backup, west)):
+        Flow.objects.create(source=source, target=target, topics=["orders"])
+    new = {"source": west, "target": east}
+    assert preview.loops(new, None) == ["us-west -> us-east -> us-west", "us-west -> us-east -> backup -> us-west"]
+    for n in range(25):
+        hop = Cluster.objects.create(alias=f"hop-{n:02}", bootstrap_servers="127.0.0.1:1")
+        Flow.objects.create(source=east, target=hop, topics=["orders"])
+        Flow.objects.create(source=hop, target=west, topics=["orders"])
+    loops = preview.loops(new, None)
+    assert len(loops) == preview.MAX_LOOPS == 20
+    assert loops[:2] == ["us-west -> us-east -> us-west", "us-west -> us-east -> hop-24 -> us-west"]
