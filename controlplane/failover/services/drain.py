@@ -17,6 +17,7 @@ from controlplane.failover.services import context, kafka
 from controlplane.flows.services import flow_config
 from controlplane.monitoring.services.health import totals
 from controlplane.orchestration.services.status import flow_status
+from controlplane.orchestration.taskstatus import FlowStatus
 from replication.policy import ReplicationPolicy, is_heartbeats_topic, is_internal_topic
 
 TREND_SAMPLES = 30
@@ -66,15 +67,10 @@ def _still(trend: tuple[DrainSample, ...]) -> bool:
     return len(trend) >= 2 and trend[-2].source_end == trend[-1].source_end
 
 
-def _source_end(failover: Failover, status: dict[str, Any], policy: ReplicationPolicy) -> tuple[int | None, str]:
+def _source_end(failover: Failover, status: FlowStatus, policy: ReplicationPolicy) -> tuple[int | None, str]:
     """The sum of the source end offsets of the data partitions the flow replicates (None if unknown, with why).
     Heartbeat and internal topics are left out: replication itself writes them every second or so."""
-    reported = {
-        (p["topic"], p["partition"])
-        for task in status["tasks"]
-        for p in task["partitions"]
-        if p.get("topic") is not None and p.get("partition") is not None
-    }
+    reported = {(p.topic, p.partition) for task in status.tasks for p in task.partitions}
     partitions = sorted((t, p) for t, p in reported if not is_heartbeats_topic(policy, t) and not is_internal_topic(t))
     if not partitions:
         return None, ""

@@ -11,6 +11,7 @@ from controlplane.failover.api.serializers import DrainStepSerializer, StepsSeri
 from controlplane.failover.models import Failover
 from controlplane.failover.results import DrainResult, StepEntry
 from controlplane.failover.services import context, drain
+from controlplane.orchestration.taskstatus import FlowStatus, PartitionStatus, TaskStatus
 from replication.config import ClusterConfig, FlowConfig
 from tests.support.documented import assert_documented
 
@@ -25,9 +26,11 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """``lag`` is the flow's lag, ``end`` the source end offset and ``now`` the clock: the test moves them."""
     state: dict[str, Any] = {"lag": 900, "end": 10_000, "now": 1000.0}
 
-    def status(flow: Any) -> dict[str, Any]:
-        heartbeats = {"topic": "heartbeats", "partition": 0, "lag": 0}  # written by replication itself: ignored
-        return {"tasks": [{"partitions": [{"topic": "orders", "partition": 0, "lag": state["lag"]}, heartbeats]}]}
+    def status(flow: Any) -> FlowStatus:
+        heartbeats = PartitionStatus(topic="heartbeats", partition=0, lag=0)  # written by replication itself: ignored
+        orders = PartitionStatus(topic="orders", partition=0, lag=state["lag"])
+        task = TaskStatus(task_id=0, state="RUNNING", partitions=(orders, heartbeats))
+        return FlowStatus(flow=1, name="us-west->us-east", tasks=(task,))
 
     def end_offsets(cluster: Any, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
         assert partitions == [("orders", 0)]
