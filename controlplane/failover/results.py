@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
-from functools import cache
-from typing import Any, ClassVar, TypeVar, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, get_args, get_origin, get_type_hints
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,8 @@ class StepResult:
         return False
 
     def as_json(self) -> dict[str, Any]:
-        return _json(self)  # type: ignore[no-any-return]
+        data: dict[str, Any] = _json(self)
+        return data
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -243,21 +246,21 @@ class StepEntry:
         return cls(result=from_json(RESULTS[step], stored.get("result") or {}), **values)
 
     def as_json(self) -> dict[str, Any]:
-        return _json(self)  # type: ignore[no-any-return]
+        data: dict[str, Any] = _json(self)
+        return data
 
 
 def from_json(kind: type[T], stored: Mapping[str, Any]) -> T:
     """A value object from its JSON: nested value objects and tuples rebuilt, missing fields left at their default,
     keys it does not declare left out."""
-    hints = _hints(kind)
-    values = {name: _value(hint, stored[name]) for name, hint in hints.items() if name in stored}
+    if kind not in _HINTS:  # resolving the annotations is the slow part: once per class
+        resolved = get_type_hints(kind)
+        _HINTS[kind] = {f.name: resolved[f.name] for f in fields(kind)}
+    values = {name: _value(hint, stored[name]) for name, hint in _HINTS[kind].items() if name in stored}
     return kind(**values)
 
 
-@cache
-def _hints(kind: type[Any]) -> dict[str, Any]:
-    resolved = get_type_hints(kind)
-    return {f.name: resolved[f.name] for f in fields(kind)}
+_HINTS: dict[type[Any], dict[str, Any]] = {}
 
 
 def _value(hint: Any, value: Any) -> Any:
