@@ -295,6 +295,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # A failover's step is named in several places (the failover, its stepper, an abort): one enum for all.
+    "ENUM_NAME_OVERRIDES": {"StepEnum": "controlplane.failover.choices.Step"},
 }
 
 # The host part is ignored by the filesystem transport; naming one only silences a kombu warning.

@@ -11,10 +11,47 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from replication.distribution import WINDOW_SAMPLES, WINDOW_SECONDS, Distribution
 from replication.prometheus import render_prometheus
+
+# The snapshot's shape, in MM2's metric names (hence the functional TypedDict syntax for the hyphenated keys). A
+# distribution is {"min", "max", "avg", "p50", "p95", "p99": over the window, None while it is empty; "sum",
+# "count": cumulative}.
+TaskSnapshot = TypedDict(
+    "TaskSnapshot",
+    {
+        "state": str,  # RUNNING, FAILED, ...
+        "error": str | None,  # why it failed
+        "fault": str | None,  # a lasting condition (a broker unreachable), until cleared
+        "fault-since": float | None,  # epoch seconds of its first report since the last clear
+    },
+)
+PartitionSnapshot = TypedDict(
+    "PartitionSnapshot",
+    {
+        "topic": str,
+        "partition": int,
+        "record-count": int,
+        "byte-count": int,
+        "replication-latency-ms": dict[str, float | None],  # source record timestamp to target ack
+        "record-age-ms": dict[str, float | None],  # age of a record when the task consumed it
+        "replication-record-lag": int | None,  # source end offset minus replicated position; None until set
+        "position": int | None,  # next source offset to replicate; None until set
+        "record-lost-count": int,
+        "last-loss-reason": str | None,
+    },
+)
+
+
+class FlowSnapshot(TypedDict):
+    tasks: dict[str, TaskSnapshot]  # by task id
+    partitions: dict[str, PartitionSnapshot]  # by "topic-partition"
+
+
+class Snapshot(TypedDict):
+    flows: dict[str, FlowSnapshot]  # by flow name
 
 
 @dataclass
@@ -50,7 +87,7 @@ class FlowMetrics:
 class MetricsRegistry:
     """The metrics of every flow in this process, behind one lock.
 
-    The engine calls it once per partition batch, never per record. `snapshot()` has this shape::
+    The engine calls it once per partition batch, never per record. `snapshot()` is a `Snapshot`::
 
         {"flows": {flow: {
             "tasks": {"0": {"state": "RUNNING", "error": None, "fault": None, "fault-since": None}},
@@ -143,7 +180,7 @@ class MetricsRegistry:
             status.fault = status.fault_since = None
 
     # -- read by the control plane and Prometheus -------------------------------------------------------------
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> Snapshot:
         """Every flow's metrics as plain JSON-serialisable values (shape in the class docstring)."""
         now = self._clock()
         with self._lock:
@@ -155,8 +192,8 @@ class MetricsRegistry:
         return render_prometheus(self.snapshot())
 
 
-def _flow_snapshot(flow: FlowMetrics, now: float) -> dict[str, Any]:
-    tasks = {
+def _flow_snapshot(flow: FlowMetrics, now: float) -> FlowSnapshot:
+    tasks: dict[str, TaskSnapshot] = {
         str(task): {"state": s.state, "error": s.error, "fault": s.fault, "fault-since": s.fault_since}
         for task, s in sorted(flow.tasks.items())
     }
@@ -167,7 +204,7 @@ def _flow_snapshot(flow: FlowMetrics, now: float) -> dict[str, Any]:
     return {"tasks": tasks, "partitions": partitions}
 
 
-def _partition_snapshot(topic: str, partition: int, m: PartitionMetrics, now: float) -> dict[str, Any]:
+def _partition_snapshot(topic: str, partition: int, m: PartitionMetrics, now: float) -> PartitionSnapshot:
     return {
         "topic": topic,
         "partition": partition,

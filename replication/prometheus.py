@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from replication.distribution import QUANTILES
@@ -14,7 +14,7 @@ _DISTRIBUTIONS = (
 )
 
 
-def render_prometheus(snapshot: dict[str, Any]) -> str:
+def render_prometheus(snapshot: Mapping[str, Any]) -> str:
     """A `snapshot()` as Prometheus text.
 
     Distributions are summaries: quantiles over the sliding window (NaN while it is empty), `_sum`/`_count`

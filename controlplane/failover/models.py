@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
 from django.conf import settings
 from django.db import models
 
 from controlplane.failover.choices import JobState, Mode, Status, Step
+from controlplane.failover.results import R, StepEntry
 
 
 class Failover(models.Model):
     """A resumable state machine: ``step`` is the step to run next; ``steps`` keeps each run step's inputs and
-    result (``{step: {"inputs", "result", "by", "at"}}``), so a reload or another browser picks up where it was."""
+    result (``{step: StepEntry}``, see ``results``), so a reload or another browser picks up where it was."""
 
     mode = models.CharField(max_length=16, choices=Mode.choices)
     source = models.ForeignKey("clusters.Cluster", on_delete=models.PROTECT, related_name="failovers_from")
@@ -49,6 +50,18 @@ class Failover(models.Model):
     def __str__(self) -> str:
         return f"{self.mode} failover {self.source}->{self.target} ({', '.join(self.groups)})"
 
-    def result(self, step: str) -> dict[str, Any]:
-        """The stored result of a step that ran, or {}."""
-        return dict((self.steps.get(step) or {}).get("result") or {})
+    def entry(self, step: str) -> StepEntry | None:
+        """The stored entry of a step that ran (or was skipped), else None."""
+        stored = self.steps.get(step)
+        return StepEntry.from_json(step, stored) if stored is not None else None
+
+    @property
+    def entries(self) -> dict[str, StepEntry]:
+        """Every stored step's entry, by step name."""
+        return {step: StepEntry.from_json(step, stored) for step, stored in self.steps.items()}
+
+    def result(self, kind: type[R]) -> R:
+        """The stored result of the step ``kind`` belongs to, or an empty one (every field at its default) if that
+        step has not run."""
+        entry = self.entry(kind.STEP)
+        return kind() if entry is None else cast(R, entry.result)  # RESULTS maps kind.STEP to kind

@@ -12,6 +12,7 @@ from pytest_django.live_server_helper import LiveServer
 
 from controlplane.failover.choices import Status
 from controlplane.failover.models import Failover
+from controlplane.failover.results import ApplyResult
 from controlplane.flows.models import Flow
 from controlplane.flows.services import cluster_config
 from controlplane.monitoring.services.readers import newest_heartbeat
@@ -100,7 +101,7 @@ def test_a_dry_run_goes_through_every_step_and_changes_nothing(
 
     failover = Failover.objects.get()
     assert (failover.dry_run, failover.status) == (True, Status.COMPLETED)
-    assert failover.result("apply")["would_write"], "the dry run showed what it would write"
+    assert failover.result(ApplyResult).would_write, "the dry run showed what it would write"
     assert group_offsets(east, group) == [], "the dry run committed offsets on the target"
     assert list(Flow.objects.values_list("source__alias", "target__alias")) == [("us-west", "us-east")]
     assert committed(west, group, topic, PARTITIONS) == before

@@ -4,16 +4,143 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from controlplane.clusters.api.fields import ClusterAliasField
+from controlplane.failover.api import results as r
 from controlplane.failover.choices import STEP_ORDER, JobState, Mode, Status, Step
 from controlplane.failover.models import Failover
+from controlplane.failover.results import StepEntry
 from controlplane.failover.services.machine import ACTIVE_JOB, job_busy
+from controlplane.failover.services.registry import STEPS
 from controlplane.flows.models import Flow
 
 MAX_GROUPS = 100
 MAX_GROUP_LENGTH = 255
+
+
+class PreflightSerializer(serializers.Serializer[dict[str, Any]]):
+    proceed = serializers.BooleanField(default=False, help_text="move on if nothing fails and warnings are acked")
+    acknowledge = serializers.ListField(
+        child=serializers.CharField(max_length=64),
+        required=False,
+        default=list,
+        help_text="codes of the warnings the operator accepts",
+    )
+
+
+class FenceSerializer(serializers.Serializer[dict[str, Any]]):
+    confirmed = serializers.BooleanField(help_text="producers and consumers on the source have stopped")
+
+
+class ApplySerializer(serializers.Serializer[dict[str, Any]]):
+    override_backwards = serializers.BooleanField(default=False, help_text="allow moving a committed offset back")
+
+
+class FailbackSerializer(serializers.Serializer[dict[str, Any]]):
+    set_up = serializers.BooleanField(default=True, help_text="create the flow back (target->source) if missing")
+
+
+class AbortSerializer(serializers.Serializer[dict[str, Any]]):
+    reason = serializers.CharField(max_length=500, required=False, default="", allow_blank=True)
+
+
+class PlanInputsSerializer(serializers.Serializer[dict[str, Any]]):
+    """The plan, as validated when the failover was created."""
+
+    mode = serializers.ChoiceField(choices=Mode.choices)
+    source = serializers.CharField(help_text="source cluster alias")
+    target = serializers.CharField(help_text="target cluster alias")
+    groups = serializers.ListField(child=serializers.CharField(), help_text="consumer group ids to move")
+    dry_run = serializers.BooleanField()
+    drain_threshold = serializers.IntegerField(help_text="records of flow lag the drain waits for")
+
+
+class StepEntrySerializer(serializers.Serializer[StepEntry]):
+    """A step that ran: the inputs it last ran with, its result, who ran it and when."""
+
+    by = serializers.CharField(allow_blank=True, help_text="username of who ran it last ('' if unknown)")
+    at = serializers.DateTimeField(allow_null=True, help_text="when its result was stored")
+    complete = serializers.BooleanField(help_text="the step completed: the failover moved on")
+    attempts = serializers.IntegerField(help_text="how many times it ran (the drain runs until it completes)")
+    skipped = serializers.BooleanField(help_text="skipped, not run (the drain of an unplanned failover)")
+
+
+class PlanStepSerializer(StepEntrySerializer):
+    inputs = PlanInputsSerializer()
+    result = r.PlanResultSerializer()
+
+
+class PreflightStepSerializer(StepEntrySerializer):
+    inputs = PreflightSerializer()
+    result = r.PreflightResultSerializer()
+
+
+class DrainStepSerializer(StepEntrySerializer):
+    inputs = serializers.DictField(help_text="empty: the step takes no inputs")
+    result = r.DrainResultSerializer()
+
+
+class FenceStepSerializer(StepEntrySerializer):
+    inputs = FenceSerializer()
+    result = r.FenceResultSerializer()
+
+
+class CheckpointStepSerializer(StepEntrySerializer):
+    inputs = serializers.DictField(help_text="empty: the step takes no inputs")
+    result = r.CheckpointResultSerializer()
+
+
+class ApplyStepSerializer(StepEntrySerializer):
+    inputs = ApplySerializer()
+    result = r.ApplyResultSerializer()
+
+
+class VerifyStepSerializer(StepEntrySerializer):
+    inputs = serializers.DictField(help_text="empty: the step takes no inputs")
+    result = r.VerifyResultSerializer()
+
+
+class FailbackStepSerializer(StepEntrySerializer):
+    inputs = FailbackSerializer()
+    result = r.FailbackResultSerializer()
+
+
+class AbortStepSerializer(StepEntrySerializer):
+    inputs = AbortSerializer()
+    result = r.AbortResultSerializer()
+
+
+class StepsSerializer(serializers.Serializer[dict[str, StepEntry]]):
+    """Every step that ran (or was skipped), by name; a step that has not run is absent."""
+
+    plan = PlanStepSerializer(required=False)
+    preflight = PreflightStepSerializer(required=False)
+    drain = DrainStepSerializer(required=False)
+    fence = FenceStepSerializer(required=False)
+    checkpoint = CheckpointStepSerializer(required=False)
+    apply = ApplyStepSerializer(required=False)
+    verify = VerifyStepSerializer(required=False)
+    failback = FailbackStepSerializer(required=False)
+    abort = AbortStepSerializer(required=False, help_text="present once the failover was aborted")
+
+
+class StepperRowSerializer(serializers.Serializer[dict[str, str]]):
+    """One step of the wizard's stepper."""
+
+    step = serializers.ChoiceField(choices=Step.choices)
+    label = serializers.CharField()
+    state = serializers.ChoiceField(choices=["done", "current", "skipped", "todo"])
+
+
+# What a step's job stores: the result of the step it ran (steps.<step>.result describes each one).
+JOB_RESULT = PolymorphicProxySerializer(
+    component_name="StepJobResult",
+    serializers=[r.RESULT_SERIALIZERS[step] for step in STEPS],
+    resource_type_field_name=None,
+    allow_null=True,
+)
 
 
 class StepJobSerializer(serializers.Serializer[Failover]):
@@ -48,10 +175,12 @@ class StepJobSerializer(serializers.Serializer[Failover]):
     def get_expired(self, failover: Failover) -> bool:
         return failover.job_state in ACTIVE_JOB and not job_busy(failover)
 
+    @extend_schema_field(JOB_RESULT)
     def get_result(self, failover: Failover) -> dict[str, Any] | None:
-        if failover.job_state != JobState.SUCCEEDED:
+        entry = failover.entry(failover.job_step) if failover.job_state == JobState.SUCCEEDED else None
+        if entry is None:
             return None
-        return failover.result(failover.job_step)
+        return dict(r.RESULT_SERIALIZERS[failover.job_step](entry.result).data)
 
 
 class FailoverSerializer(serializers.ModelSerializer[Failover]):
@@ -61,6 +190,7 @@ class FailoverSerializer(serializers.ModelSerializer[Failover]):
         child=serializers.CharField(max_length=MAX_GROUP_LENGTH), min_length=1, max_length=MAX_GROUPS
     )
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    steps = StepsSerializer(source="entries", read_only=True, help_text="each step's inputs and result")
     stepper = serializers.SerializerMethodField(help_text="every step with done, current, skipped or todo")
     job = StepJobSerializer(source="*", read_only=True, help_text="the background job of the last step started")
 
@@ -83,13 +213,15 @@ class FailoverSerializer(serializers.ModelSerializer[Failover]):
             "created_at",
             "updated_at",
         ]
-        read_only_fields = ["step", "status", "steps", "created_by", "created_at", "updated_at"]
+        read_only_fields = ["step", "status", "created_by", "created_at", "updated_at"]
 
+    @extend_schema_field(StepperRowSerializer(many=True))
     def get_stepper(self, failover: Failover) -> list[dict[str, str]]:
         current = STEP_ORDER.index(Step(failover.step))
+        entries = failover.entries
         rows = []
         for index, step in enumerate(STEP_ORDER[:-1]):
-            if (failover.steps.get(step) or {}).get("skipped"):
+            if step in entries and entries[step].skipped:
                 state = "skipped"
             elif index < current or failover.status == Status.COMPLETED:
                 state = "done"
@@ -124,32 +256,6 @@ def _groups_in_flight(groups: list[str]) -> list[str]:
     active = Failover.objects.filter(status=Status.ACTIVE).values_list("groups", flat=True)
     moving = {g for listed in active for g in listed}
     return sorted(set(groups) & moving)
-
-
-class PreflightSerializer(serializers.Serializer[dict[str, Any]]):
-    proceed = serializers.BooleanField(default=False, help_text="move on if nothing fails and warnings are acked")
-    acknowledge = serializers.ListField(
-        child=serializers.CharField(max_length=64),
-        required=False,
-        default=list,
-        help_text="codes of the warnings the operator accepts",
-    )
-
-
-class FenceSerializer(serializers.Serializer[dict[str, Any]]):
-    confirmed = serializers.BooleanField(help_text="producers and consumers on the source have stopped")
-
-
-class ApplySerializer(serializers.Serializer[dict[str, Any]]):
-    override_backwards = serializers.BooleanField(default=False, help_text="allow moving a committed offset back")
-
-
-class FailbackSerializer(serializers.Serializer[dict[str, Any]]):
-    set_up = serializers.BooleanField(default=True, help_text="create the flow back (target->source) if missing")
-
-
-class AbortSerializer(serializers.Serializer[dict[str, Any]]):
-    reason = serializers.CharField(max_length=500, required=False, default="", allow_blank=True)
 
 
 class DrainThresholdSerializer(serializers.Serializer[dict[str, Any]]):

@@ -21,6 +21,7 @@ from controlplane.core.permissions import HasRole
 from controlplane.failover.api import serializers as s
 from controlplane.failover.choices import Step
 from controlplane.failover.models import Failover
+from controlplane.failover.results import PlanResult, StepEntry
 from controlplane.failover.services import machine
 from controlplane.failover.tasks import run_step
 
@@ -81,14 +82,9 @@ class FailoverViewSet(
         # The plan as validated, not the raw request: unknown fields are not kept (and a NUL in one would make
         # Postgres refuse the JSON, a 500).
         inputs = {name: planned[name] for name in PLAN_FIELDS}
-        failover.steps = {
-            Step.PLAN: {
-                "inputs": inputs,
-                "result": {"created": failover.pk},
-                "by": self.request.user.get_username(),
-                "complete": True,
-            }
-        }
+        by, at = self.request.user.get_username(), failover.created_at.isoformat()
+        entry = StepEntry(PlanResult(created=failover.pk), inputs, by, at, complete=True, attempts=1)
+        failover.steps = {Step.PLAN: entry.as_json()}
         failover.save(update_fields=["steps"])
 
     @extend_schema(request=s.AbortSerializer, responses={200: s.FailoverSerializer, 409: s.BusySerializer})

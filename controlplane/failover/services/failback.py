@@ -12,27 +12,28 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from controlplane.audit.services import record, snapshot
 from controlplane.failover.models import Failover
+from controlplane.failover.results import FailbackResult
 from controlplane.failover.services import context
 from controlplane.flows.api.serializers import FlowSerializer
 from controlplane.flows.models import Flow
 from controlplane.flows.services import FLOW_PROPERTY_FIELDS
 
-Outcome = tuple[dict[str, Any], bool]
 
-
-def failback_step(failover: Failover, inputs: dict[str, Any], user: AbstractBaseUser | None = None) -> Outcome:
+def failback_step(
+    failover: Failover, inputs: dict[str, Any], user: AbstractBaseUser | None = None
+) -> tuple[FailbackResult, bool]:
     if not inputs.get("set_up", True):
-        return {"skipped": True, "reason": "the operator chose not to set up the flow back"}, True
+        return FailbackResult(skipped=True, reason="the operator chose not to set up the flow back"), True
     flows = context.flows(failover)
     if flows.inverse is not None:
         return _ready(flows.inverse, created=False), True
     if flows.forward is None:
-        return {"error": "no flow source->target to mirror"}, False
+        return FailbackResult(error="no flow source->target to mirror"), False
     if failover.dry_run:
-        return {"dry_run": True, "would_create": f"{failover.target}->{failover.source}"}, True
+        return FailbackResult(dry_run=True, would_create=f"{failover.target}->{failover.source}"), True
     serializer = FlowSerializer(data=reverse_values(flows.forward))
     if not serializer.is_valid():
-        return {"error": "the flow back is refused", "errors": serializer.errors}, False
+        return FailbackResult(error="the flow back is refused", errors=dict(serializer.errors)), False
     flow = serializer.save()
     record(user, "flow.create", flow, after=snapshot(flow))
     return _ready(flow, created=True), True
@@ -51,14 +52,10 @@ def reverse_values(forward: Flow) -> dict[str, Any]:
     return values
 
 
-def _ready(flow: Flow, created: bool) -> dict[str, Any]:
-    return {
-        "flow": flow.pk,
-        "name": flow.name,
-        "created": created,
-        "translation": (
-            f"{flow.name} emits offset syncs and checkpoints for what is produced to {flow.source.alias}; "
-            f"positions in copies made by {flow.target.alias}->{flow.source.alias} translate back through that "
-            "flow's offset syncs"
-        ),
-    }
+def _ready(flow: Flow, created: bool) -> FailbackResult:
+    translation = (
+        f"{flow.name} emits offset syncs and checkpoints for what is produced to {flow.source.alias}; "
+        f"positions in copies made by {flow.target.alias}->{flow.source.alias} translate back through that "
+        "flow's offset syncs"
+    )
+    return FailbackResult(flow=flow.pk, name=flow.name, created=created, translation=translation)

@@ -29,9 +29,10 @@ from django.utils import timezone
 from controlplane.audit.services import record
 from controlplane.failover.choices import STEP_ORDER, JobState, Mode, Status, Step
 from controlplane.failover.models import Failover
+from controlplane.failover.results import AbortResult, DrainResult, StepEntry, StepResult
 
 User = AbstractBaseUser | AnonymousUser | None
-StepFunction = Callable[[Failover, dict[str, Any]], tuple[dict[str, Any], bool]]
+StepFunction = Callable[[Failover, dict[str, Any]], tuple[StepResult, bool]]
 QUEUED_SECONDS = 120  # no worker took the job by then: the step may be started again
 RUNNING_SECONDS = 180  # the slowest step is ~40 s of Kafka calls with 10 s deadlines each; leave room
 ACTIVE_JOB = (JobState.QUEUED, JobState.RUNNING)
@@ -104,20 +105,20 @@ def execute(pk: int, token: str, functions: Callable[[str, User], StepFunction])
     return "succeeded" if finish(pk, token, result, complete) else "stale"
 
 
-def finish(pk: int, token: str, result: dict[str, Any], complete: bool) -> bool:
+def finish(pk: int, token: str, result: StepResult, complete: bool) -> bool:
     """Store the step's result and advance if it is complete, only while ``token`` still holds the claim."""
     with transaction.atomic():
         failover = Failover.objects.select_for_update(of=("self",)).select_related("job_by").get(pk=pk)
         if failover.job_token != token or failover.job_state != JobState.RUNNING:
             return False
         step, user, inputs = failover.job_step, failover.job_by, failover.job_inputs
-        store(failover, step, inputs, result, user, complete)
+        entry = store(failover, step, inputs, result, user, complete)
         if complete:
             _advance(failover, step)
         _finished(failover, JobState.SUCCEEDED, "")
         failover.save()
         # A step that is polled while it waits (drain, catching up) is audited when it starts and when it ends.
-        if complete or not result.get("waiting") or failover.steps[step]["attempts"] == 1:
+        if complete or not result.polling or entry.attempts == 1:
             record(user, f"failover.{step}", failover, before={"inputs": inputs}, after=_audited(result, complete))
     return True
 
@@ -146,26 +147,22 @@ def _finished(failover: Failover, state: str, error: str) -> None:
 
 
 def store(
-    failover: Failover, step: str, inputs: dict[str, Any], result: dict[str, Any], user: User, complete: bool
-) -> None:
+    failover: Failover, step: str, inputs: dict[str, Any], result: StepResult, user: User, complete: bool
+) -> StepEntry:
     by = user.get_username() if isinstance(user, AbstractBaseUser) else ""
-    attempts = int((failover.steps.get(step) or {}).get("attempts", 0)) + 1
-    entry = {
-        "inputs": inputs,
-        "result": result,
-        "by": by,
-        "at": timezone.now().isoformat(),
-        "complete": complete,
-        "attempts": attempts,
-    }
-    failover.steps = {**failover.steps, step: entry}
+    previous = failover.entry(step)
+    attempts = (previous.attempts if previous is not None else 0) + 1
+    entry = StepEntry(result, inputs, by, timezone.now().isoformat(), complete, attempts)
+    failover.steps = {**failover.steps, step: entry.as_json()}
+    return entry
 
 
 def _advance(failover: Failover, done: str) -> None:
     following = next_step(failover, done)
     if following == Step.FENCE and done == Step.PREFLIGHT:
-        skipped = {"skipped": True, "result": {"reason": "unplanned: the source is down, there is nothing to drain"}}
-        failover.steps = {**failover.steps, Step.DRAIN: skipped}
+        reason = "unplanned: the source is down, there is nothing to drain"
+        skipped = StepEntry(DrainResult(reason=reason), at=timezone.now().isoformat(), complete=True, skipped=True)
+        failover.steps = {**failover.steps, Step.DRAIN: skipped.as_json()}
     failover.step = following
     if following == Step.DONE:
         failover.status = Status.COMPLETED
@@ -181,7 +178,7 @@ def abort(pk: int, reason: str, user: User) -> Failover:
         if job_busy(failover):
             raise Busy(failover)
         failover.status = Status.ABORTED
-        store(failover, "abort", {"reason": reason}, {"at_step": failover.step}, user, True)
+        store(failover, "abort", {"reason": reason}, AbortResult(at_step=failover.step), user, True)
         failover.save()
         record(user, "failover.abort", failover, before={"step": failover.step}, after={"reason": reason})
     return failover
@@ -209,5 +206,5 @@ def set_drain_threshold(pk: int, threshold: int, user: User) -> Failover:
     return failover
 
 
-def _audited(result: dict[str, Any], complete: bool) -> dict[str, Any]:
-    return {"complete": complete, "result": result}
+def _audited(result: StepResult, complete: bool) -> dict[str, Any]:
+    return {"complete": complete, "result": result.as_json()}

@@ -8,12 +8,22 @@ nothing at all in a dry run.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from confluent_kafka import KafkaException, TopicPartition
 
 from controlplane.failover.choices import Mode
 from controlplane.failover.models import Failover
+from controlplane.failover.results import (
+    ApplyResult,
+    CheckpointResult,
+    GroupOffset,
+    PartitionPlan,
+    RpoEstimate,
+    VerifyResult,
+    VerifyRow,
+)
 from controlplane.failover.services import context, kafka, translate
 from controlplane.failover.services.preflight import rpo_estimate
 from controlplane.flows.services import cluster_config
@@ -22,10 +32,10 @@ from replication.checkpoints import CheckpointEmitter
 from replication.config import FlowConfig
 from replication.groupoffsets import ConsumerGroups
 
-Outcome = tuple[dict[str, Any], bool]
+Wanted = dict[str, dict[tuple[str, int], int]]  # group -> (target topic, partition) -> offset
 
 
-def checkpoint_step(failover: Failover, inputs: dict[str, Any]) -> Outcome:
+def checkpoint_step(failover: Failover, inputs: dict[str, Any]) -> tuple[CheckpointResult, bool]:
     """Emit a final checkpoint, then plan every partition. Planned moves wait until every plan is exact."""
     flows = context.flows(failover)
     forward, inverse = flows.configs()
@@ -35,20 +45,19 @@ def checkpoint_step(failover: Failover, inputs: dict[str, Any]) -> Outcome:
         plans = _planned(failover, forward, inverse)
     else:
         written, plans = 0, _from_checkpoints(failover, forward)
-    rows = [p.as_json() for p in plans]
-    inexact = [f"{p.group} {p.topic}-{p.partition}" for p in plans if not p.exact]
-    result: dict[str, Any] = {
-        "checkpoints_written": written,
-        "source_reachable": up,
-        "source_error": error,
-        "preview": rows,
-        "inexact": inexact,
-        "rpo": _rpo(failover, flows.forward, up),
-    }
+    inexact = tuple(f"{p.group} {p.topic}-{p.partition}" for p in plans if not p.exact)
+    result = CheckpointResult(
+        checkpoints_written=written,
+        source_reachable=up,
+        source_error=error,
+        preview=tuple(plans),
+        inexact=inexact,
+        rpo=_rpo(failover, flows.forward, up),
+    )
     if not plans:
-        return {**result, "error": "the groups have no committed offsets to move"}, False
+        return replace(result, error="the groups have no committed offsets to move"), False
     waiting = bool(inexact) and failover.mode != Mode.UNPLANNED
-    return {**result, "waiting": waiting}, not waiting
+    return replace(result, waiting=waiting), not waiting
 
 
 def final_checkpoint(flow: FlowConfig, groups: list[str]) -> int:
@@ -73,7 +82,7 @@ def _planned(
         planner.close()
 
 
-def _from_checkpoints(failover: Failover, forward: FlowConfig | None) -> list[translate.PartitionPlan]:
+def _from_checkpoints(failover: Failover, forward: FlowConfig | None) -> list[PartitionPlan]:
     if forward is None:
         return []
     latest = readers.latest_checkpoints(cluster_config(failover.target), failover.source.alias)
@@ -81,48 +90,48 @@ def _from_checkpoints(failover: Failover, forward: FlowConfig | None) -> list[tr
     return [p for g in failover.groups for p in translate.from_checkpoints(g, latest.get(g, {}), policy.upstream_topic)]
 
 
-def _rpo(failover: Failover, flow: Any, source_up: bool) -> dict[str, Any]:
+def _rpo(failover: Failover, flow: Any, source_up: bool) -> RpoEstimate:
     estimate = rpo_estimate(flow)
     if source_up and failover.mode != Mode.UNPLANNED:
         # Fenced and caught up: every record the groups will read is in the target.
-        return {**estimate, "records": 0, "latency_p99_ms": None}
-    return {**estimate, "note": "records written to the source and not replicated before it went down"}
+        return replace(estimate, records=0, latency_p99_ms=None)
+    return replace(estimate, note="records written to the source and not replicated before it went down")
 
 
-def apply_step(failover: Failover, inputs: dict[str, Any]) -> Outcome:
+def apply_step(failover: Failover, inputs: dict[str, Any]) -> tuple[ApplyResult, bool]:
     """Write the previewed offsets into the target groups (all or nothing per check, before any write)."""
-    rows = failover.result("checkpoint").get("preview", [])
+    rows = failover.result(CheckpointResult).preview
     wanted = _wanted(rows)
     groups = kafka.groups(failover.target)
     states = groups.describe(failover.groups)
     busy = [f"{s.group} is {s.state} with {len(s.members)} members" for s in states.values() if not s.writable]
     if busy:
-        return {"error": f"not EMPTY on the target: {'; '.join(busy)}"}, False
+        return ApplyResult(error=f"not EMPTY on the target: {'; '.join(busy)}"), False
     backwards = _backwards(groups, wanted)
     if backwards and not inputs.get("override_backwards"):
         shown = "; ".join(backwards[:10])
-        return {"error": f"would move offsets backwards: {shown}", "backwards": backwards}, False
+        return ApplyResult(error=f"would move offsets backwards: {shown}", backwards=tuple(backwards)), False
     if failover.dry_run:
-        return {"dry_run": True, "would_write": _listed(wanted), "backwards": backwards}, True
+        return ApplyResult(dry_run=True, would_write=_listed(wanted), backwards=tuple(backwards)), True
     refused = {
         g: groups.alter(g, [TopicPartition(t, p, o) for (t, p), o in sorted(offs.items())])
         for g, offs in wanted.items()
     }
     errors = [f"{g} {t}-{p}: {e}" for g, r in refused.items() for (t, p), e in sorted(r.items())]
     if errors:
-        return {"error": "the broker refused: " + "; ".join(errors), "written": _listed(wanted)}, False
-    return {"written": _listed(wanted), "backwards": backwards, "override_backwards": bool(backwards)}, True
+        return ApplyResult(error="the broker refused: " + "; ".join(errors), written=_listed(wanted)), False
+    return ApplyResult(written=_listed(wanted), backwards=tuple(backwards), override_backwards=bool(backwards)), True
 
 
-def _wanted(rows: list[dict[str, Any]]) -> dict[str, dict[tuple[str, int], int]]:
-    wanted: dict[str, dict[tuple[str, int], int]] = {}
-    for row in rows:
-        if row["downstream_offset"] is not None:
-            wanted.setdefault(row["group"], {})[(row["target_topic"], row["partition"])] = row["downstream_offset"]
+def _wanted(plans: tuple[PartitionPlan, ...]) -> Wanted:
+    wanted: Wanted = {}
+    for plan in plans:
+        if plan.downstream_offset is not None:
+            wanted.setdefault(plan.group, {})[(plan.target_topic, plan.partition)] = plan.downstream_offset
     return wanted
 
 
-def _backwards(groups: ConsumerGroups, wanted: dict[str, dict[tuple[str, int], int]]) -> list[str]:
+def _backwards(groups: ConsumerGroups, wanted: Wanted) -> list[str]:
     found = []
     for group, offsets in wanted.items():
         current = groups.committed(group)
@@ -132,48 +141,36 @@ def _backwards(groups: ConsumerGroups, wanted: dict[str, dict[tuple[str, int], i
     return found
 
 
-def _listed(wanted: dict[str, dict[tuple[str, int], int]]) -> list[dict[str, Any]]:
-    return [
-        {"group": g, "topic": t, "partition": p, "offset": o}
-        for g, offs in wanted.items()
-        for (t, p), o in sorted(offs.items())
-    ]
+def _listed(wanted: Wanted) -> tuple[GroupOffset, ...]:
+    return tuple(GroupOffset(g, t, p, o) for g, offs in wanted.items() for (t, p), o in sorted(offs.items()))
 
 
-def verify_step(failover: Failover, inputs: dict[str, Any]) -> Outcome:
+def verify_step(failover: Failover, inputs: dict[str, Any]) -> tuple[VerifyResult, bool]:
     """Read the committed offsets back from the target and compare them with what was written."""
-    wanted = _wanted(failover.result("checkpoint").get("preview", []))
+    wanted = _wanted(failover.result(CheckpointResult).preview)
     groups = kafka.groups(failover.target)
-    rows, ok = [], True
+    rows: list[VerifyRow] = []
+    ok = True
     for group, offsets in wanted.items():
         try:
             current = groups.committed(group)
         except KafkaException as exc:
-            return {"error": f"{group}: offsets not read back: {exc}"}, False
+            return VerifyResult(error=f"{group}: offsets not read back: {exc}"), False
         for (topic, partition), offset in sorted(offsets.items()):
             found = current.get((topic, partition))
             match = failover.dry_run or found == offset
             ok = ok and match
-            rows.append(
-                {
-                    "group": group,
-                    "topic": topic,
-                    "partition": partition,
-                    "expected": offset,
-                    "committed": found,
-                    "match": match,
-                }
-            )
-    return {"rows": rows, "checklist": checklist(failover, rows), "dry_run": failover.dry_run}, ok
+            rows.append(VerifyRow(group, topic, partition, offset, found, match))
+    return VerifyResult(rows=tuple(rows), checklist=checklist(failover, rows), dry_run=failover.dry_run), ok
 
 
-def checklist(failover: Failover, rows: list[dict[str, Any]]) -> list[str]:
-    topics = sorted({r["topic"] for r in rows})
+def checklist(failover: Failover, rows: list[VerifyRow]) -> tuple[str, ...]:
+    topics = sorted({r.topic for r in rows})
     target = failover.target
-    return [
+    return (
         f"Point the consumers of {', '.join(failover.groups)} at {target} ({target.bootstrap_servers}).",
         f"Have them read {', '.join(topics)}: the names of the same records in {target}.",
         "Start them: they resume at the committed offsets verified above.",
         f"Point the producers at {target}, or keep them on the source if it stays the primary for writes.",
         "Keep the groups' old consumers on the source stopped, so no one reads the same records twice.",
-    ]
+    )

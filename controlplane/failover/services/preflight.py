@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka import KafkaException
@@ -16,6 +16,8 @@ from confluent_kafka.admin import ResourceType
 
 from controlplane.failover.choices import Check, Mode
 from controlplane.failover.models import Failover
+from controlplane.failover.results import CheckResult as Result
+from controlplane.failover.results import RpoEstimate
 from controlplane.failover.services import kafka
 from controlplane.failover.services.context import Flows
 from controlplane.flows.models import Flow
@@ -28,17 +30,6 @@ from controlplane.orchestration.services.status import flow_status
 from replication.filters import GroupFilter
 
 HEARTBEAT_MAX_AGE_SECONDS = 30.0
-
-
-@dataclass(frozen=True)
-class Result:
-    code: str
-    label: str
-    status: str
-    detail: str
-
-    def as_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -202,19 +193,19 @@ def rpo(i: Inputs) -> Result:
     """Records that would be lost if the source vanished now: the flow's lag (last known if the source is down)."""
     estimate = rpo_estimate(i.flows.forward)
     label = "RPO estimate"
-    if estimate["records"] is None:
+    if estimate.records is None:
         return Result("rpo", label, Check.INFO, "no lag reported by the flow yet")
-    when = "now" if i.source_up else f"as last reported at {estimate['as_of']}"
-    latency = estimate["latency_p99_ms"]
+    when = "now" if i.source_up else f"as last reported at {estimate.as_of}"
+    latency = estimate.latency_p99_ms
     window = f", plus writes of the last {latency:.0f} ms (p99 replication latency)" if latency is not None else ""
-    return Result("rpo", label, Check.INFO, f"up to {estimate['records']} records {when}{window}")
+    return Result("rpo", label, Check.INFO, f"up to {estimate.records} records {when}{window}")
 
 
-def rpo_estimate(flow: Flow | None) -> dict[str, Any]:
+def rpo_estimate(flow: Flow | None) -> RpoEstimate:
     """Records not yet replicated (the lag the tasks last reported, or the last sample of it) and the p99
     replication latency: writes younger than that may not be in the target yet."""
     if flow is None:
-        return {"records": None, "as_of": None, "latency_p99_ms": None}
+        return RpoEstimate()
     flow_totals = totals(flow_status(flow))
     last = FlowSample.objects.filter(flow=flow, lag__isnull=False).order_by("-at").first()
     records = flow_totals.lag if flow_totals.lag is not None else (last.lag if last else None)
@@ -223,4 +214,4 @@ def rpo_estimate(flow: Flow | None) -> dict[str, Any]:
         if flow_totals.latency_p99_ms is not None
         else (last.latency_p99_ms if last else None)
     )
-    return {"records": records, "as_of": last.at.isoformat() if last else None, "latency_p99_ms": latency}
+    return RpoEstimate(records, last.at.isoformat() if last else None, latency)

@@ -12,10 +12,10 @@ When the source cannot be read (unplanned), the plan is the group's last checkpo
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from controlplane.failover.results import PartitionPlan
 from replication.config import FlowConfig
 from replication.filters import TopicFilter
 from replication.offsetsyncstore import OffsetSyncReader
@@ -26,26 +26,6 @@ Partition = tuple[str, int]
 INVERSE = "sync-inverse"
 CHECKPOINT = "checkpoint"
 NONE = "none"
-
-
-@dataclass(frozen=True)
-class PartitionPlan:
-    """Where one group resumes in the target for one partition, how that was derived, and what it costs."""
-
-    group: str
-    topic: str
-    partition: int
-    upstream_offset: int
-    target_topic: str
-    downstream_offset: int | None
-    method: str
-    exact: bool
-    note: str = ""
-    reread: int | None = None  # records the group would read a second time (None: unknown)
-    skipped: int | None = None  # records the group would never read (None: unknown)
-
-    def as_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class Planner:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from controlplane.monitoring.choices import Health
 from controlplane.orchestration.choices import TaskState
 from controlplane.orchestration.planning import runs
+from controlplane.orchestration.taskstatus import FlowStatus
 
 LAGGING_RECORDS = 10_000  # more source records than this not yet replicated: the edge turns amber
 
@@ -24,12 +24,12 @@ class FlowTotals:
     unplaced: list[str]  # "task 1 not placed: needs 2 slots, 0 free on 1 worker (...)"
 
 
-def totals(status: dict[str, Any]) -> FlowTotals:
-    partitions = [p for task in status.get("tasks", []) for p in task.get("partitions", [])]
-    lags = [p["lag"] for p in partitions if p.get("lag") is not None]
-    p99s = [p["latency_p99_ms"] for p in partitions if p.get("latency_p99_ms") is not None]
+def totals(status: FlowStatus) -> FlowTotals:
+    partitions = [p for task in status.tasks for p in task.partitions]
+    lags = [p.lag for p in partitions if p.lag is not None]
+    p99s = [p.latency_p99_ms for p in partitions if p.latency_p99_ms is not None]
     return FlowTotals(
-        records=sum(p.get("record_count") or 0 for p in partitions),
+        records=sum(p.record_count for p in partitions),
         lag=sum(lags) if lags else None,
         latency_p99_ms=max(p99s) if p99s else None,
         partitions=len(partitions),
@@ -38,37 +38,36 @@ def totals(status: dict[str, Any]) -> FlowTotals:
     )
 
 
-def unplaced(status: dict[str, Any]) -> list[str]:
+def unplaced(status: FlowStatus) -> list[str]:
     """Tasks no live worker has a free slot for, each with the controller's reason."""
-    tasks = status.get("tasks", [])
-    return [f"task {t['task_id']} not placed: {t['unplaced_reason']}" for t in tasks if t.get("unplaced_reason")]
+    return [f"task {t.task_id} not placed: {t.unplaced_reason}" for t in status.tasks if t.unplaced_reason]
 
 
-def errors(status: dict[str, Any]) -> list[str]:
+def errors(status: FlowStatus) -> list[str]:
     """The controller's and provisioning's errors, tasks that cannot be placed, and every task's last error or
     lasting fault, as the operator should read them."""
-    found = [f"controller: {status['controller_error']}"] if status.get("controller_error") else []
-    if (status.get("provisioning") or {}).get("error"):
-        found.append(f"provisioning: {status['provisioning']['error']}")
+    found = [f"controller: {status.controller_error}"] if status.controller_error else []
+    if status.provisioning.error:
+        found.append(f"provisioning: {status.provisioning.error}")
     found += unplaced(status)
-    for task in status.get("tasks", []):
-        if task.get("state") == TaskState.FAILED and task.get("last_error"):
-            found.append(f"task {task['task_id']}: {task['last_error']}")
-        if task.get("fault"):
-            found.append(f"task {task['task_id']}: {task['fault']}")
+    for task in status.tasks:
+        if task.state == TaskState.FAILED and task.last_error:
+            found.append(f"task {task.task_id}: {task.last_error}")
+        if task.fault:
+            found.append(f"task {task.task_id}: {task.fault}")
     return found
 
 
-def health(status: dict[str, Any], flow_totals: FlowTotals | None = None) -> Health:
-    if not status.get("enabled", True):
+def health(status: FlowStatus, flow_totals: FlowTotals | None = None) -> Health:
+    if not status.enabled:
         return Health.DISABLED
-    if status.get("paused"):
+    if status.paused:
         return Health.PAUSED
     flow_totals = flow_totals or totals(status)
     if flow_totals.errors:  # a task that cannot be placed replicates nothing: failing, with the reason
         return Health.FAILING
-    tasks = [t for t in status.get("tasks", []) if runs(t.get("task_id", 0), t.get("desired_partitions") or [])]
-    if not tasks or any(t.get("state") != TaskState.RUNNING or not t.get("live") for t in tasks):
+    tasks = [t for t in status.tasks if runs(t.task_id, t.desired_partitions)]
+    if not tasks or any(t.state != TaskState.RUNNING or not t.live for t in tasks):
         return Health.STARTING
     if flow_totals.lag is not None and flow_totals.lag > LAGGING_RECORDS:
         return Health.LAGGING

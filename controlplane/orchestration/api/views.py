@@ -22,7 +22,7 @@ class FlowStatusView(APIView):
 
     @extend_schema(responses=FlowStatusSerializer)
     def get(self, request: Request, pk: int) -> Response:
-        return Response(status.flow_status(get_object_or_404(Flow, pk=pk)))
+        return Response(FlowStatusSerializer(status.flow_status(get_object_or_404(Flow, pk=pk))).data)
 
 
 class ValidationView(APIView):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any
 
 from django.db import close_old_connections
 
@@ -13,6 +12,7 @@ from controlplane.flows.services import flow_config
 from controlplane.orchestration.choices import TaskFailure, TaskState
 from controlplane.orchestration.models import TaskAssignment, Worker
 from controlplane.orchestration.services import capacity, leases
+from controlplane.orchestration.taskstatus import TaskReport
 from replication.dataloss import DataLossError
 from replication.engine import ReplicationTask
 from replication.metrics import MetricsRegistry
@@ -130,7 +130,8 @@ def _renew_or_stop(
         task.refresh()
 
 
-def _status(registry: MetricsRegistry, task: ReplicationTask) -> dict[str, Any]:
-    snapshot: dict[str, Any] = registry.snapshot()
-    flow = snapshot.get("flows", {}).get(task.flow.name, {})
-    return {"flow": task.flow.name, "task": task.task_id, "metrics": flow, "positions": task.stats}
+def _status(registry: MetricsRegistry, task: ReplicationTask) -> TaskReport:
+    """What the task reports into ``TaskAssignment.status``. The registry is the task's own, and holds its flow from
+    the moment the task was built (it sets its state RUNNING)."""
+    metrics = registry.snapshot()["flows"][task.flow.name]
+    return {"flow": task.flow.name, "task": task.task_id, "metrics": metrics, "positions": task.stats}

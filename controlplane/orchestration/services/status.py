@@ -12,24 +12,33 @@ from controlplane.orchestration.models import FlowPlan, TaskAssignment
 from controlplane.orchestration.planning import runs
 from controlplane.orchestration.services import capacity, leases
 from controlplane.orchestration.services.controller import rebalance_delay
+from controlplane.orchestration.taskstatus import (
+    FlowStatus,
+    Mismatch,
+    PartitionStatus,
+    Provisioning,
+    TaskStatus,
+    reported,
+)
+from replication.metrics import FlowSnapshot
 from replication.prometheus import render_prometheus
 
 
-def flow_status(flow: Flow) -> dict[str, Any]:
+def flow_status(flow: Flow) -> FlowStatus:
     """The flow's tasks with state, lease, replicated position, lag, latency and last error per partition."""
     plan = FlowPlan.objects.filter(flow=flow).first()
-    return {
-        "flow": flow.pk,
-        "name": f"{flow.source.alias}->{flow.target.alias}",
-        "enabled": flow.enabled,
-        "paused": flow.paused,
-        "generation": flow.generation,
-        "controller_error": plan.last_error if plan else "",
-        "provisioning": _provisioning(plan),
-        "rebalance_due_at": _rebalance_due_at(plan),
-        "tasks": [_task_status(a, plan) for a in flow.assignments.select_related("worker")],
-        "unplaced": flow.assignments.exclude(unplaced_reason="").count(),
-    }
+    return FlowStatus(
+        flow=flow.pk,
+        name=f"{flow.source.alias}->{flow.target.alias}",
+        enabled=flow.enabled,
+        paused=flow.paused,
+        generation=flow.generation,
+        controller_error=plan.last_error if plan else "",
+        provisioning=_provisioning(plan),
+        rebalance_due_at=_rebalance_due_at(plan),
+        tasks=tuple(_task_status(a, plan) for a in flow.assignments.select_related("worker")),
+        unplaced=flow.assignments.exclude(unplaced_reason="").count(),
+    )
 
 
 def _rebalance_due_at(plan: FlowPlan | None) -> datetime | None:
@@ -49,13 +58,10 @@ def _idle_reason(assignment: TaskAssignment, plan: FlowPlan | None) -> str:
     return f"no partitions: the flow has {count} partition{'s' if count != 1 else ''} for {tasks} tasks"
 
 
-def _provisioning(plan: FlowPlan | None) -> dict[str, Any]:
-    """Whether the flow's topics were provisioned (its tasks start only after that), and why it last failed."""
-    return {
-        "provisioned": plan is not None and plan.provisioned_at is not None,
-        "provisioned_at": plan.provisioned_at if plan else None,
-        "error": plan.provision_error if plan else "",
-    }
+def _provisioning(plan: FlowPlan | None) -> Provisioning:
+    if plan is None:
+        return Provisioning()
+    return Provisioning(plan.provisioned_at is not None, plan.provisioned_at, plan.provision_error)
 
 
 def capacity_status() -> dict[str, Any]:
@@ -71,27 +77,28 @@ def capacity_status() -> dict[str, Any]:
     }
 
 
-def _task_status(assignment: TaskAssignment, plan: FlowPlan | None = None) -> dict[str, Any]:
-    metrics = assignment.status.get("metrics", {}) if assignment.status else {}
-    task_metrics = metrics.get("tasks", {}).get(str(assignment.task_id), {})
-    return {
-        "task_id": assignment.task_id,
-        "state": assignment.state,
-        "worker": assignment.worker.name if assignment.worker else None,
-        "live": leases.holds_live_lease(assignment),
-        "epoch": assignment.epoch,
-        "lease_expires_at": assignment.lease_expires_at,
-        "last_error": assignment.last_error,
-        "failure": assignment.failure,
-        "placement": _placement(assignment),
-        "unplaced_reason": assignment.unplaced_reason,
-        "idle_reason": _idle_reason(assignment, plan),
-        "fault": task_metrics.get("fault"),
-        "desired_partitions": assignment.partitions,
-        "reported_partitions": assignment.reported_partitions,
-        "mismatch": mismatch(assignment),
-        "partitions": [_partition_status(m) for m in metrics.get("partitions", {}).values()],
-    }
+def _task_status(assignment: TaskAssignment, plan: FlowPlan | None = None) -> TaskStatus:
+    report = reported(assignment.status)
+    metrics: FlowSnapshot = report["metrics"] if report else {"tasks": {}, "partitions": {}}
+    task = metrics["tasks"].get(str(assignment.task_id))
+    return TaskStatus(
+        task_id=assignment.task_id,
+        state=assignment.state,
+        failure=assignment.failure,
+        worker=assignment.worker.name if assignment.worker else None,
+        live=leases.holds_live_lease(assignment),
+        epoch=assignment.epoch,
+        lease_expires_at=assignment.lease_expires_at,
+        last_error=assignment.last_error,
+        placement=_placement(assignment),
+        unplaced_reason=assignment.unplaced_reason,
+        idle_reason=_idle_reason(assignment, plan),
+        fault=task["fault"] if task else None,
+        desired_partitions=assignment.partitions,
+        reported_partitions=assignment.reported_partitions,
+        mismatch=mismatch(assignment),
+        partitions=tuple(PartitionStatus.of(m) for m in metrics["partitions"].values()),
+    )
 
 
 def _placement(assignment: TaskAssignment) -> str:
@@ -107,27 +114,11 @@ def _placement(assignment: TaskAssignment) -> str:
     return "dispatched" if assignment.dispatched_at else "waiting"
 
 
-def _partition_status(m: dict[str, Any]) -> dict[str, Any]:
-    latency = m.get("replication-latency-ms") or {}
-    return {
-        "topic": m.get("topic"),
-        "partition": m.get("partition"),
-        "position": m.get("position"),
-        "lag": m.get("replication-record-lag"),
-        "latency_p50_ms": latency.get("p50"),
-        "latency_p99_ms": latency.get("p99"),
-        "record_count": m.get("record-count"),
-        "byte_count": m.get("byte-count"),
-        "lost_records": m.get("record-lost-count"),
-        "last_loss_reason": m.get("last-loss-reason"),
-    }
-
-
-def mismatch(assignment: TaskAssignment) -> dict[str, list[list[Any]]]:
+def mismatch(assignment: TaskAssignment) -> Mismatch:
     """uReplicator's validation: partitions desired but not replicated, and replicated but not desired."""
     desired = {tuple(tp) for tp in assignment.partitions}
     actual = {tuple(tp) for tp in assignment.reported_partitions} if leases.holds_live_lease(assignment) else set()
-    return {"missing": sorted(map(list, desired - actual)), "unexpected": sorted(map(list, actual - desired))}
+    return Mismatch(sorted(map(list, desired - actual)), sorted(map(list, actual - desired)))
 
 
 def validation() -> list[dict[str, Any]]:
@@ -135,21 +126,22 @@ def validation() -> list[dict[str, Any]]:
     rows = []
     for assignment in TaskAssignment.objects.select_related("flow__source", "flow__target"):
         diff = mismatch(assignment)
-        if diff["missing"] or diff["unexpected"]:
-            rows.append({"flow": assignment.flow_id, "task_id": assignment.task_id, "state": assignment.state, **diff})
+        if diff.missing or diff.unexpected:
+            row = {"flow": assignment.flow_id, "task_id": assignment.task_id, "state": assignment.state}
+            rows.append(row | {"missing": diff.missing, "unexpected": diff.unexpected})
     return rows
 
 
 def prometheus_text() -> str:
     """Prometheus exposition of the metrics the running tasks rolled up into the database."""
-    flows: dict[str, dict[str, Any]] = {}
+    flows: dict[str, FlowSnapshot] = {}
     for status in TaskAssignment.objects.exclude(status={}).values_list("status", flat=True):
-        name, metrics = status.get("flow"), status.get("metrics") or {}
-        if not name:
+        report = reported(status)
+        if report is None:
             continue
-        merged = flows.setdefault(name, {"tasks": {}, "partitions": {}})
-        merged["tasks"].update(metrics.get("tasks", {}))
-        merged["partitions"].update(metrics.get("partitions", {}))
+        merged = flows.setdefault(report["flow"], {"tasks": {}, "partitions": {}})
+        merged["tasks"].update(report["metrics"]["tasks"])
+        merged["partitions"].update(report["metrics"]["partitions"])
     return render_prometheus({"flows": flows}) + capacity_prometheus()
 
 

@@ -1,7 +1,8 @@
 // The wizard's step panels: each takes the failover (as the API returns it) and `run(step, inputs)`.
+// `f.steps.<step>` is absent until the step has run; once there, its `result` has every field of the step's schema
+// (PreflightResult, DrainResult, ... in /api/schema/), so a panel asks "has it run?" and then reads named fields.
 import { age, alert, badge, el, ms, number, table } from "./dom.js";
 
-const result = (f, step) => (f.steps[step] || {}).result || {};
 const button = (text, onclick, primary = true) =>
   el("button", { class: `btn ${primary ? "primary" : ""}`, type: "button", onclick }, text);
 
@@ -29,7 +30,7 @@ function checks(rows, { ack = [] } = {}) {
 }
 
 function rpo(r) {
-  if (!r || r.records === null || r.records === undefined) return "unknown (no lag reported)";
+  if (r.records === null) return "unknown (no lag reported)";
   const at = r.as_of ? `, lag reported ${new Date(r.as_of).toLocaleTimeString("en-GB")}` : "";
   const window = r.latency_p99_ms ? `; writes of the last ${ms(r.latency_p99_ms)} (p99 replication latency)` : "";
   return `up to ${number(r.records)} records${at}${window}${r.note ? `: ${r.note}` : ""}`;
@@ -57,8 +58,8 @@ export function plan(f) {
 }
 
 export function preflight(f, run, operator) {
-  const r = result(f, "preflight");
-  const acked = (f.steps.preflight || {}).inputs?.acknowledge || [];
+  const ran = f.steps.preflight;
+  const acked = ran ? ran.inputs.acknowledge : [];
   const body = [
     el(
       "p",
@@ -66,23 +67,24 @@ export function preflight(f, run, operator) {
       "The flow is healthy, heartbeats are fresh, checkpoints exist, the target groups are EMPTY, the ACLs exist. Failed checks block; warnings need an acknowledgement.",
     ),
   ];
-  if (r.checks) {
+  if (ran) {
+    const r = ran.result;
     body.push(checks(r.checks, { ack: operator ? acked : null }));
-    if (r.failed?.length)
+    if (r.failed.length)
       body.push(alert("error", `Blocked by: ${r.failed.join(", ")}. Fix them and run the checks again.`));
-    else if (r.unacknowledged?.length) body.push(alert("warn", "Acknowledge the warnings to continue."));
+    else if (r.unacknowledged.length) body.push(alert("warn", "Acknowledge the warnings to continue."));
     else body.push(alert("ok", "Every check passed."));
   }
   if (operator) {
     const acks = () => [...document.querySelectorAll("input[name=ack]:checked")].map((i) => i.value);
     const actions = [
       button(
-        r.checks ? "Run the checks again" : "Run pre-flight checks",
+        ran ? "Run the checks again" : "Run pre-flight checks",
         () => run("preflight", { acknowledge: acks() }),
-        !r.checks,
+        !ran,
       ),
     ];
-    if (r.checks && !r.failed?.length)
+    if (ran && !ran.result.failed.length)
       actions.push(button("Continue", () => run("preflight", { acknowledge: acks(), proceed: true })));
     body.push(el("div", { class: "formactions" }, ...actions));
   }
@@ -90,26 +92,43 @@ export function preflight(f, run, operator) {
 }
 
 export function drain(f, run, operator, ctx = {}) {
-  const r = result(f, "drain");
-  const pct = Math.round((r.progress || 0) * 100);
+  const ran = f.steps.drain;
   const body = [
     el("p", { class: "muted" }, `Waiting until the flow lag is at most ${number(f.drain_threshold)} records.`),
-    el(
-      "div",
-      { class: "progress", role: "progressbar", "aria-valuenow": pct, "aria-valuemin": 0, "aria-valuemax": 100 },
-      el("div", { style: `width:${pct}%` }),
-    ),
+    ...(ran ? drainProgress(f, ran.result) : [progressBar(0), el("p", { id: "drain-lag" }, "Not started.")]),
+  ];
+  if (operator) {
+    body.push(thresholdForm(f, ctx));
+    const last = ran?.result.trend.at(-1);
+    const lastAt = last ? ` Last check ${new Date(last.at * 1000).toLocaleTimeString("en-GB")}.` : "";
+    const every = ctx.retryMs
+      ? `Retrying in ${Math.round(ctx.retryMs / 1000)} s after an error.${lastAt}`
+      : `Checking again ${Math.round((ctx.everyMs || 2000) / 1000)} seconds after each check ends, while this page is open.${lastAt}`;
+    body.push(el("p", { class: "faint", id: "drain-every" }, every));
+  }
+  return body;
+}
+
+function progressBar(pct) {
+  return el(
+    "div",
+    { class: "progress", role: "progressbar", "aria-valuenow": pct, "aria-valuemin": 0, "aria-valuemax": 100 },
+    el("div", { style: `width:${pct}%` }),
+  );
+}
+
+// The drain's last check (a DrainResult): lag and progress, trend, ETA, and why it is not done yet.
+function drainProgress(f, r) {
+  const pct = Math.round(r.progress * 100);
+  return [
+    progressBar(pct),
     el(
       "p",
       { id: "drain-lag" },
-      r.lag === undefined
-        ? "Not started."
-        : r.lag === null
-          ? "The flow reports no lag yet."
-          : `Lag ${number(r.lag)} records (${pct}% drained).`,
+      r.lag === null ? "The flow reports no lag yet." : `Lag ${number(r.lag)} records (${pct}% drained).`,
     ),
     drainFigures(r),
-    sparkline(r.trend || []),
+    sparkline(r.trend),
     r.producers_writing
       ? alert(
           "warn",
@@ -120,22 +139,11 @@ export function drain(f, run, operator, ctx = {}) {
     r.source_error ? el("p", { class: "faint" }, `Source end offsets unknown: ${r.source_error}`) : null,
     errorOf(r),
   ];
-  if (operator) {
-    body.push(thresholdForm(f, ctx));
-    const last = (r.trend || []).at(-1);
-    const lastAt = last ? ` Last check ${new Date(last.at * 1000).toLocaleTimeString("en-GB")}.` : "";
-    const every = ctx.retryMs
-      ? `Retrying in ${Math.round(ctx.retryMs / 1000)} s after an error.${lastAt}`
-      : `Checking again ${Math.round((ctx.everyMs || 2000) / 1000)} seconds after each check ends, while this page is open.${lastAt}`;
-    body.push(el("p", { class: "faint", id: "drain-every" }, every));
-  }
-  return body;
 }
 
 function drainFigures(r) {
-  if (r.lag === undefined) return null;
   const trend =
-    r.lag_rate === null || r.lag_rate === undefined
+    r.lag_rate === null
       ? "–"
       : r.lag_rate < 0
         ? `falling ${number(-r.lag_rate)} records/s`
@@ -143,7 +151,7 @@ function drainFigures(r) {
           ? `rising ${number(r.lag_rate)} records/s`
           : "flat";
   const eta =
-    r.eta_seconds === null || r.eta_seconds === undefined
+    r.eta_seconds === null
       ? "unknown (the lag is not falling)"
       : r.eta_seconds === 0
         ? "now"
@@ -156,19 +164,13 @@ function drainFigures(r) {
     el("dt", {}, "ETA"),
     el("dd", { id: "drain-eta" }, eta),
     el("dt", {}, "Source writes"),
-    el(
-      "dd",
-      {},
-      r.source_write_rate === null || r.source_write_rate === undefined
-        ? "–"
-        : `${number(r.source_write_rate)} records/s`,
-    ),
+    el("dd", {}, r.source_write_rate === null ? "–" : `${number(r.source_write_rate)} records/s`),
   );
 }
 
 // The lag of the last samples as a small inline SVG line (no chart library for thirty points).
 function sparkline(trend) {
-  const points = trend.filter((s) => s.lag !== null && s.lag !== undefined);
+  const points = trend.filter((s) => s.lag !== null);
   if (points.length < 2) return null;
   const w = 240,
     h = 40,
@@ -209,7 +211,7 @@ function thresholdForm(f, ctx) {
 }
 
 export function fence(f, run, operator) {
-  const r = result(f, "fence");
+  const ran = f.steps.fence;
   const body = [
     el(
       "p",
@@ -217,8 +219,7 @@ export function fence(f, run, operator) {
       `Stop the producers and the consumers of ${f.groups.join(", ")} on ${f.source}. The wizard then verifies that the source end offsets stop moving and that the groups have no members left.`,
     ),
   ];
-  if (r.checks) body.push(checks(r.checks, { ack: null }));
-  body.push(errorOf(r));
+  if (ran) body.push(checks(ran.result.checks, { ack: null }), errorOf(ran.result));
   if (operator) {
     const confirm = el(
       "label",
@@ -286,7 +287,7 @@ function tableOf(headers, rows) {
 }
 
 export function checkpoint(f, run, operator) {
-  const r = result(f, "checkpoint");
+  const ran = f.steps.checkpoint;
   const body = [
     el(
       "p",
@@ -294,24 +295,28 @@ export function checkpoint(f, run, operator) {
       "A final checkpoint, then per partition: the upstream committed offset, the translated offset, how it was derived, and the records that would be re-read or skipped (expected 0 / 0).",
     ),
   ];
-  if (r.preview) body.push(el("div", { class: "scroll" }, previewTable(r.preview)));
-  if (r.waiting)
-    body.push(alert("info", `Waiting for replication to reach the groups' positions: ${r.inexact.join(", ")}.`));
-  body.push(errorOf(r));
+  if (ran) {
+    const r = ran.result;
+    body.push(el("div", { class: "scroll" }, previewTable(r.preview)));
+    if (r.waiting)
+      body.push(alert("info", `Waiting for replication to reach the groups' positions: ${r.inexact.join(", ")}.`));
+    body.push(errorOf(r));
+  }
   if (operator)
     body.push(
       el(
         "div",
         { class: "formactions" },
-        button(r.preview ? "Checkpoint again" : "Take the final checkpoint", () => run("checkpoint", {})),
+        button(ran ? "Checkpoint again" : "Take the final checkpoint", () => run("checkpoint", {})),
       ),
     );
   return body;
 }
 
+// From here on the checkpoint (and, further on, apply and verify) has completed: its result is there to read.
 export function apply(f, run, operator) {
-  const c = result(f, "checkpoint"),
-    r = result(f, "apply");
+  const c = f.steps.checkpoint.result,
+    ran = f.steps.apply;
   const reread = c.preview.reduce((n, p) => n + (p.reread ?? 0), 0),
     skipped = c.preview.reduce((n, p) => n + (p.skipped ?? 0), 0);
   const unknown = c.preview.some((p) => p.reread === null || p.skipped === null);
@@ -329,10 +334,10 @@ export function apply(f, run, operator) {
       el("dd", { id: "rpo" }, rpo(c.rpo)),
     ),
     el("div", { class: "scroll" }, previewTable(c.preview)),
-    errorOf(r),
+    ran ? errorOf(ran.result) : null,
   ];
   if (operator) {
-    const override = r.backwards?.length
+    const override = ran?.result.backwards.length
       ? el("label", { class: "ack" }, el("input", { type: "checkbox", id: "override" }), "Move these offsets backwards")
       : null;
     const label = f.dry_run ? "Simulate the write (dry run)" : `Write the offsets to ${f.target}`;
@@ -352,10 +357,9 @@ export function apply(f, run, operator) {
 }
 
 export function verify(f, run, operator) {
-  const r = result(f, "verify");
+  const ran = f.steps.verify;
   const body = [el("p", { class: "muted" }, `Read the committed offsets back from ${f.target}.`)];
-  if (r.rows) body.push(verifyTable(r.rows, f.dry_run));
-  body.push(errorOf(r));
+  if (ran) body.push(ran.result.error ? errorOf(ran.result) : verifyTable(ran.result.rows, f.dry_run));
   if (operator)
     body.push(
       el(
@@ -394,14 +398,14 @@ function verifyTable(rows, dryRun) {
 }
 
 export function failback(f, run, operator) {
-  const v = result(f, "verify"),
-    r = result(f, "failback");
+  const v = f.steps.verify.result,
+    ran = f.steps.failback;
   const body = [
     el("h3", {}, "Consumer switch checklist"),
     el(
       "ol",
       { class: "checklist" },
-      (v.checklist || []).map((item) => el("li", {}, item)),
+      v.checklist.map((item) => el("li", {}, item)),
     ),
     el("h3", { style: "margin-top:1rem" }, "Failback"),
     el(
@@ -409,7 +413,7 @@ export function failback(f, run, operator) {
       {},
       `Set up the flow ${f.target} → ${f.source} with offset syncs and checkpoints, so that a later failover back is just as exact.`,
     ),
-    errorOf(r),
+    ran ? errorOf(ran.result) : null,
   ];
   if (operator)
     body.push(
@@ -424,9 +428,9 @@ export function failback(f, run, operator) {
 }
 
 export function done(f) {
-  const c = result(f, "checkpoint"),
-    v = result(f, "verify"),
-    b = result(f, "failback");
+  const c = f.steps.checkpoint.result,
+    v = f.steps.verify.result,
+    b = f.steps.failback.result;
   return [
     alert(
       "ok",
@@ -443,19 +447,17 @@ export function done(f) {
         {},
         b.skipped
           ? "not set up"
-          : b.name
-            ? el("a", { href: `/flows/${b.flow}/` }, b.name)
-            : b.would_create
-              ? `${b.would_create} (not created: dry run)`
-              : "–",
+          : b.dry_run
+            ? `${b.would_create} (not created: dry run)`
+            : el("a", { href: `/flows/${b.flow}/` }, b.name),
       ),
     ),
-    v.rows ? verifyTable(v.rows, f.dry_run) : null,
+    verifyTable(v.rows, f.dry_run),
     el("h3", { style: "margin-top:1rem" }, "Consumer switch checklist"),
     el(
       "ol",
       { class: "checklist" },
-      (v.checklist || []).map((item) => el("li", {}, item)),
+      v.checklist.map((item) => el("li", {}, item)),
     ),
   ];
 }

@@ -55,7 +55,7 @@ async function tick() {
 }
 
 const jobActive = (f) => ["queued", "running"].includes(f.job.state) && !f.job.expired;
-const polled = (f) => f.step === "drain" || (f.step === "checkpoint" && (f.steps.checkpoint || {}).result?.waiting);
+const polled = (f) => f.step === "drain" || (f.step === "checkpoint" && f.steps.checkpoint?.result.waiting);
 
 // What the loop does next: follow a running job, start a waiting step again, or stop.
 function next(f) {
@@ -85,7 +85,7 @@ function stepper(f) {
 
 function log(f) {
   const order = f.stepper.map((s) => s.step).concat(["abort"]);
-  const entries = order.filter((s) => f.steps[s] && !f.steps[s].skipped);
+  const entries = order.filter((s) => s in f.steps && !f.steps[s].skipped);
   clear(
     document.getElementById("log"),
     entries.length
@@ -100,7 +100,7 @@ function log(f) {
               el(
                 "span",
                 { class: "faint" },
-                `${f.steps[s].by || ""} · ${when(f.steps[s].at)}${f.steps[s].complete ? "" : " · not complete"}`,
+                `${f.steps[s].by} · ${when(f.steps[s].at)}${f.steps[s].complete ? "" : " · not complete"}`,
               ),
             ),
             el("pre", {}, JSON.stringify({ inputs: f.steps[s].inputs, result: f.steps[s].result }, null, 2)),

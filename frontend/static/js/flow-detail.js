@@ -58,6 +58,9 @@ function setTile(name, value, sub) {
   if (sub !== undefined) tile.querySelector(".sub").textContent = sub;
 }
 
+// The flow status (GET /api/v1/flows/<id>/status/: FlowStatus, TaskStatus and PartitionStatus in /api/schema/)
+// has every documented field on every task and partition; where a value is unknown it is null, not missing.
+
 // An unplaced task (no worker has a free slot) says so in its state and names the reason.
 function stateBadge(task) {
   return task.placement === "unplaced" ? badge("UNPLACED") : badge(task.state);
@@ -66,8 +69,15 @@ function stateBadge(task) {
 function whereText(task) {
   if (task.worker) return `on ${task.worker}`;
   if (task.placement === "unplaced") return "not placed: no worker has a free slot";
-  if (task.placement === "idle") return task.idle_reason || "no partitions";
+  if (task.placement === "idle") return task.idle_reason;
   return task.placement === "dispatched" ? "dispatched, starting" : "not running";
+}
+
+// What is wrong with a task, most pressing first: no worker can take it, it failed, or it reports a lasting fault.
+function taskError(task) {
+  if (task.placement === "unplaced") return task.unplaced_reason;
+  if (task.state === "FAILED") return task.last_error;
+  return task.fault ?? "";
 }
 
 function partitionRows(task) {
@@ -79,7 +89,7 @@ function partitionRows(task) {
         el("td", {}, `task ${task.task_id}`),
         el("td", {}, stateBadge(task)),
         el("td", { colspan: 6, class: "muted" }, whereText(task)),
-        el("td", { class: "err" }, task.unplaced_reason || task.last_error || task.fault || ""),
+        el("td", { class: "err" }, taskError(task)),
       ),
     ];
   }
@@ -94,7 +104,7 @@ function partitionRows(task) {
       el("td", { class: "num" }, number(p.lag)),
       el("td", { class: "num" }, ms(p.latency_p99_ms)),
       el("td", { class: "num" }, number(p.record_count)),
-      el("td", { class: "err" }, p.last_loss_reason || task.last_error || task.fault || ""),
+      el("td", { class: "err" }, p.last_loss_reason ?? taskError(task)),
     ),
   );
 }
@@ -115,7 +125,7 @@ function tasks(status) {
     document.getElementById("tasks"),
     table(headers, rows, { empty: "No tasks yet: the controller assigns them within seconds." }),
   );
-  const provisioning = status.provisioning || {};
+  const provisioning = status.provisioning;
   const errors = [
     status.controller_error && `controller: ${status.controller_error}`,
     provisioning.error && `provisioning the flow's topics failed (retried): ${provisioning.error}`,
@@ -133,7 +143,7 @@ function tasks(status) {
     ),
   );
   const live = status.tasks.filter((t) => t.live).length;
-  const waiting = provisioning.provisioned === false && !provisioning.error ? " · provisioning topics" : "";
+  const waiting = !provisioning.provisioned && !provisioning.error ? " · provisioning topics" : "";
   setTile(
     "tasks",
     `${live} / ${status.tasks.length}`,

@@ -16,12 +16,13 @@ from controlplane.audit.models import AuditRecord
 from controlplane.celery import app
 from controlplane.clusters.models import Cluster
 from controlplane.failover.models import Failover
+from controlplane.failover.results import CheckResult, PreflightResult
 from controlplane.failover.services import machine, registry
 from controlplane.failover.tasks import run_step
 from controlplane.flows.models import Flow
 
 URL = "/api/v1/failovers/"
-Outcome = tuple[dict[str, Any], bool]
+Outcome = tuple[PreflightResult, bool]
 
 
 @pytest.fixture
@@ -40,7 +41,9 @@ def planned(api: Callable[[str | None], APIClient], flow: Flow) -> int:
 
 
 def passes(failover: Failover, inputs: dict[str, Any]) -> Outcome:
-    return {"checks": [], "seen_inputs": inputs, "in_transaction": connection.in_atomic_block}, True
+    """A pre-flight that passes, saying in its one check the inputs it saw and whether a transaction was open."""
+    seen = f"inputs {inputs}, in a transaction: {connection.in_atomic_block}"
+    return PreflightResult(checks=(CheckResult("seen", "what the step saw", "pass", seen),)), True
 
 
 def functions(function: Callable[[Failover, dict[str, Any]], Outcome]) -> Callable[[str, Any], Any]:
@@ -69,7 +72,7 @@ def test_the_job_stores_its_result_advances_and_audits_once_its_claim_runs(plann
     assert machine.execute(planned, token, functions(passes)) == "succeeded"
     failover = Failover.objects.get(pk=planned)
     assert (failover.step, failover.job_state, failover.job_error) == ("drain", "succeeded", "")
-    assert failover.steps["preflight"]["result"]["seen_inputs"] == {"proceed": True}
+    assert failover.result(PreflightResult).checks[0].detail.startswith("inputs {'proceed': True}")
     assert failover.job_started_at is not None and failover.job_finished_at is not None
     assert AuditRecord.objects.filter(action="failover.preflight", object_id=str(planned)).count() == 1
     assert machine.execute(planned, token, functions(passes)) == "stale"  # delivered twice: runs once
@@ -79,7 +82,7 @@ def test_the_job_stores_its_result_advances_and_audits_once_its_claim_runs(plann
 def test_the_step_runs_with_no_transaction_open(planned: int) -> None:
     token = machine.claim(planned, "preflight", {"proceed": True}, None)
     machine.execute(planned, token, functions(passes))
-    assert Failover.objects.get(pk=planned).result("preflight")["in_transaction"] is False
+    assert Failover.objects.get(pk=planned).result(PreflightResult).checks[0].detail.endswith("transaction: False")
 
 
 @pytest.mark.django_db
@@ -109,7 +112,7 @@ def test_a_dead_jobs_claim_expires_and_its_late_result_is_discarded(
     assert (shown["state"], shown["expired"]) == ("running", True)
     retried = api("operator").post(f"{URL}{planned}/preflight/", {"proceed": True}, format="json")
     assert retried.status_code == 202
-    assert machine.finish(planned, dead, {"late": True}, True) is False
+    assert machine.finish(planned, dead, PreflightResult(failed=("late",)), True) is False
     assert machine.execute(planned, dead, functions(passes)) == "stale"
     failover = Failover.objects.get(pk=planned)
     assert (failover.step, failover.job_state, "preflight" in failover.steps) == ("preflight", "queued", False)
@@ -125,7 +128,7 @@ def test_abort_is_refused_while_a_job_holds_the_failover_and_allowed_once_it_end
     assert refused.status_code == 409
     assert refused.json()["job"]["state"] == "queued"
     assert Failover.objects.get(pk=planned).status == "active"
-    machine.execute(planned, token, functions(lambda f, i: ({"checks": []}, False)))
+    machine.execute(planned, token, functions(lambda f, i: (PreflightResult(), False)))
     assert client.post(f"{URL}{planned}/abort/", {"reason": "drill"}, format="json").json()["status"] == "aborted"
     assert client.post(f"{URL}{planned}/preflight/", {}, format="json").status_code == 409
 
@@ -162,7 +165,12 @@ def test_with_an_eager_celery_the_post_answers_with_the_finished_job(
     response = api("operator").post(f"{URL}{planned}/preflight/", {"proceed": True}, format="json")
     assert response.status_code == 202
     body = response.json()
-    assert (body["step"], body["job"]["state"], body["job"]["result"]["checks"]) == ("drain", "succeeded", [])
+    assert (body["step"], body["job"]["state"], body["job"]["result"]["checks"][0]["code"]) == (
+        "drain",
+        "succeeded",
+        "seen",
+    )
+    assert body["job"]["result"] == body["steps"]["preflight"]["result"]
     assert api("viewer").get(f"{URL}{planned}/").json()["job"]["state"] == "succeeded"
 
 

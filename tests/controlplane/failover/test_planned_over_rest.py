@@ -13,9 +13,12 @@ from rest_framework.test import APIClient
 
 from controlplane.audit.models import AuditRecord
 from controlplane.clusters.models import Cluster
+from controlplane.failover.api.serializers import StepsSerializer
+from controlplane.failover.models import Failover
 from controlplane.flows.models import Flow
 from tests.browser.traffic import Traffic
 from tests.support.celery import Processes, start_celery
+from tests.support.documented import assert_documented
 from tests.support.failover import committed, consume_and_commit, exactness, read_rest, values_from
 from tests.support.kafka import create_topic, unique_topic, wait_until
 
@@ -92,6 +95,8 @@ def test_a_planned_failover_moves_a_mid_stream_group_with_nothing_reread_or_skip
     assert step(client, pk, "verify")["step"] == "failback"
     done = step(client, pk, "failback", {"set_up": True})
     assert done["status"] == "completed"
+    assert done["steps"] == Failover.objects.get(pk=pk).steps, "the API serves each step as it was stored"
+    assert_documented(done["steps"], StepsSerializer())
     assert Flow.objects.filter(source__alias="us-east", target__alias="us-west").exists()
     assert {r.action for r in AuditRecord.objects.filter(object_type="failover.failover")} >= {
         "failover.plan",

@@ -3,13 +3,12 @@ position back to its origin is replication/'s, tested in tests/replication/test_
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from confluent_kafka import ConsumerGroupState
 
 from controlplane.clusters.models import Cluster
 from controlplane.failover.models import Failover
+from controlplane.failover.results import ApplyResult, CheckpointResult, PartitionPlan, StepEntry
 from controlplane.failover.services import kafka, offsets
 from controlplane.failover.services.machine import next_step
 from replication.groupoffsets import ConsumerGroups
@@ -28,14 +27,14 @@ def test_apply_names_every_offset_that_would_move_backwards() -> None:
     assert offsets._backwards(ConsumerGroups(target), wanted) == ["billing us-west.orders-0: 50 -> 40"]
 
 
-def _failover(groups: list[str], preview: list[dict[str, Any]]) -> Failover:
+def _failover(groups: list[str], preview: list[PartitionPlan]) -> Failover:
     west, east = Cluster(alias="us-west"), Cluster(alias="us-east")
-    steps = {"checkpoint": {"result": {"preview": preview}}}
-    return Failover(mode="planned", source=west, target=east, groups=groups, steps=steps)
+    checkpoint = StepEntry(CheckpointResult(preview=tuple(preview)), complete=True)
+    return Failover(mode="planned", source=west, target=east, groups=groups, steps={"checkpoint": checkpoint.as_json()})
 
 
-def _row(group: str, partition: int, offset: int) -> dict[str, Any]:
-    return {"group": group, "target_topic": "us-west.orders", "partition": partition, "downstream_offset": offset}
+def _row(group: str, partition: int, offset: int) -> PartitionPlan:
+    return PartitionPlan(group, "orders", partition, offset, "us-west.orders", offset, "sync", True)
 
 
 def test_apply_refuses_a_target_group_with_members_and_writes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -47,7 +46,7 @@ def test_apply_refuses_a_target_group_with_members_and_writes_nothing(monkeypatc
     failover = _failover(["billing", "audit"], [_row("billing", 0, 40), _row("audit", 0, 7)])
     result, done = offsets.apply_step(failover, {})
     assert not done
-    assert result == {"error": "not EMPTY on the target: billing is STABLE with 1 members"}
+    assert result == ApplyResult(error="not EMPTY on the target: billing is STABLE with 1 members")
     assert target.offsets == {}, "not even the empty group is written while another one has members"
     assert set(target.timeouts) == {kafka.TIMEOUT}
 

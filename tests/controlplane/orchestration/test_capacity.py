@@ -233,8 +233,8 @@ def test_raising_tasks_max_moves_partitions_at_once_and_an_idle_task_says_why(mo
     Flow.objects.filter(pk=obj.pk).update(tasks_max=5)  # more tasks than partitions: one stays idle, and says so
     obj.refresh_from_db()
     controller.reconcile(obj, Capacity(()))
-    idle = [t for t in status.flow_status(obj)["tasks"] if t["placement"] == "idle"]
-    assert [t["idle_reason"] for t in idle] == ["no partitions: the flow has 4 partitions for 5 tasks"]
+    idle = [t for t in status.flow_status(obj).tasks if t.placement == "idle"]
+    assert [t.idle_reason for t in idle] == ["no partitions: the flow has 4 partitions for 5 tasks"]
 
 
 @pytest.mark.django_db
@@ -247,10 +247,8 @@ def test_a_task_idle_until_the_delayed_rebalance_says_when(monkeypatch: Any) -> 
     TaskAssignment.objects.create(flow=obj, task_id=1, partitions=[])  # e.g. its partitions' topic was recreated
     controller.reconcile(obj, Capacity(()))
     body = status.flow_status(obj)
-    assert body["rebalance_due_at"] is not None
-    (idle,) = [t for t in body["tasks"] if t["task_id"] == 1]
-    assert idle["placement"] == "idle"
-    assert (
-        idle["idle_reason"]
-        == f"no partitions yet: the delayed rebalance gives it some at {body['rebalance_due_at']:%H:%M:%S} UTC"
-    )
+    assert body.rebalance_due_at is not None
+    (idle,) = [t for t in body.tasks if t.task_id == 1]
+    assert idle.placement == "idle"
+    due = f"{body.rebalance_due_at:%H:%M:%S} UTC"
+    assert idle.idle_reason == f"no partitions yet: the delayed rebalance gives it some at {due}"

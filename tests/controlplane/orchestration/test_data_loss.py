@@ -60,7 +60,7 @@ def test_a_task_stopped_by_data_loss_stays_stopped_until_the_flow_is_restarted(
     assignment, accepted = _failed_task(monkeypatch, DataLossError("orders", 0, 12, "retention deleted them", 40))
     assert (assignment.state, assignment.failure) == (TaskState.FAILED, TaskFailure.DATA_LOSS)
     assert assignment.last_error == "DataLossError: orders-0: 12 records lost: retention deleted them"
-    assert flow_status(assignment.flow)["tasks"][0]["failure"] == "DATA_LOSS"
+    assert flow_status(assignment.flow).tasks[0].failure == "DATA_LOSS"
     # The text is for people: without it the task is still held back, however long ago it failed.
     assignment = _long_ago(assignment, last_error="")
     assert not controller._may_dispatch(assignment, timezone.now())

@@ -19,27 +19,20 @@ from controlplane.monitoring.choices import Health
 from controlplane.monitoring.models import FlowSample
 from controlplane.monitoring.services.health import health, totals
 from controlplane.monitoring.services.sampling import rate
+from controlplane.orchestration.taskstatus import FlowStatus, PartitionStatus, TaskStatus
 from controlplane.ui.services import preview, reports
 from controlplane.ui.staticfinders import PLOTLY_PATH, PlotlyFinder
 
 ALIASES = ("us-west", "us-east", "backup")
 
 
-def status(*tasks: dict[str, Any], **flow: Any) -> dict[str, Any]:
-    return {"enabled": True, "paused": False, "controller_error": "", "tasks": list(tasks), **flow}
+def status(*tasks: TaskStatus, **flow: Any) -> FlowStatus:
+    return FlowStatus(flow=1, name="us-west->us-east", tasks=tasks, **flow)
 
 
-def task(state: str = "RUNNING", live: bool = True, lag: int = 0, **extra: Any) -> dict[str, Any]:
-    partition = {"lag": lag, "latency_p99_ms": 40.0, "record_count": 10}
-    return {
-        "task_id": 0,
-        "state": state,
-        "live": live,
-        "last_error": "",
-        "fault": None,
-        "partitions": [partition],
-        **extra,
-    }
+def task(state: str = "RUNNING", live: bool = True, lag: int = 0, **extra: Any) -> TaskStatus:
+    partition = PartitionStatus(topic="orders", partition=0, lag=lag, latency_p99_ms=40.0, record_count=10)
+    return TaskStatus(**{"task_id": 0, "state": state, "live": live, "partitions": (partition,), **extra})
 
 
 @pytest.mark.parametrize(
@@ -60,12 +53,13 @@ def task(state: str = "RUNNING", live: bool = True, lag: int = 0, **extra: Any) 
         (status(task(), enabled=False), Health.DISABLED),
     ],
 )
-def test_a_flow_is_coloured_by_the_state_of_its_tasks(flow_status: dict[str, Any], expected: Health) -> None:
+def test_a_flow_is_coloured_by_the_state_of_its_tasks(flow_status: FlowStatus, expected: Health) -> None:
     assert health(flow_status) == expected
 
 
 def test_totals_sum_lag_and_take_the_worst_p99() -> None:
-    two = status(task(lag=5), task(lag=7, partitions=[{"lag": 7, "latency_p99_ms": 90.0, "record_count": 3}]))
+    other = PartitionStatus(topic="orders", partition=1, lag=7, latency_p99_ms=90.0, record_count=3)
+    two = status(task(lag=5), task(lag=7, partitions=(other,)))
     result = totals(two)
     assert (result.lag, result.latency_p99_ms, result.records) == (12, 90.0, 13)
 
