@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
@@ -40,14 +41,18 @@ class TopicSync:
         self.policy = flow.policy()
         self.filter = TopicFilter(flow)
         self._config_exclude = compile_patterns("config.properties.exclude", flow.config_properties_exclude)
-        self.replication_factor = effective_replication_factor(target, flow.replication_factor)
+
+    @functools.cached_property
+    def replication_factor(self) -> int:
+        """Asked of the target when first needed, so building a TopicSync talks to no cluster."""
+        return effective_replication_factor(self.target, self.flow.replication_factor)
 
     def remote_topic(self, topic: str) -> str:
         return self.policy.format_remote_topic(self.flow.source.alias, topic)
 
-    def source_topics(self) -> dict[str, int]:
+    def source_topics(self, timeout: float = TIMEOUT) -> dict[str, int]:
         """Source topics that pass the flow's filter, with their partition counts."""
-        metadata = self.source.list_topics(timeout=TIMEOUT)
+        metadata = self.source.list_topics(timeout=timeout)
         topics = {
             name: len(meta.partitions)
             for name, meta in metadata.topics.items()

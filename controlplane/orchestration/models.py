@@ -65,6 +65,9 @@ class FlowPlan(models.Model):
     flow = models.OneToOneField("flows.Flow", on_delete=models.CASCADE, related_name="plan")
     partitions = models.JSONField(default=list)
     refreshed_at = models.DateTimeField(null=True, blank=True)
+    list_failed_at = models.DateTimeField(
+        null=True, blank=True, help_text="the last failed listing of the source's topics; retried after the retry delay"
+    )
     imbalance_since = models.DateTimeField(null=True, blank=True)
     topics_synced_at = models.DateTimeField(null=True, blank=True, help_text="last config/ACL sync dispatched")
     last_error = models.TextField(blank=True, default="")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import logging
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
@@ -21,12 +23,33 @@ from replication.topics import TopicSync
 log = logging.getLogger("controlplane.orchestration.controller")
 
 
+LIST_TIMEOUT = 5.0  # listing a source's topics in a tick; a slower or absent cluster is retried after retry_delay()
+
+
 def rebalance_delay() -> timedelta:
     return timedelta(seconds=float(getattr(settings, "MIRRORPLANE_REBALANCE_DELAY_SECONDS", 120)))
 
 
 def retry_delay() -> timedelta:
     return timedelta(seconds=float(getattr(settings, "MIRRORPLANE_RETRY_SECONDS", 30)))
+
+
+def tick_alone(lock_path: Path) -> list[int] | None:
+    """A tick, unless this host's previous one still runs (None then): ticks never pile up in the worker pool.
+
+    Beat queues one every couple of seconds, and a tick may wait on clusters for seconds; unguarded, such ticks
+    would take every pool process and starve the replication tasks and the wizard's step jobs.
+    """
+    with lock_path.open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.info("controller: previous tick still running; this one is skipped")
+            return None
+        try:
+            return tick()
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def tick() -> list[int]:
@@ -82,22 +105,29 @@ def _provisioned(flow: Flow, plan_row: FlowPlan) -> bool:
 
 
 def _source_partitions(flow: Flow, plan_row: FlowPlan) -> list[tuple[str, int]]:
-    """Source partitions matching the flow, refreshed at `refresh.topics.interval.seconds` or after an edit."""
+    """Source partitions matching the flow, refreshed at `refresh.topics.interval.seconds` or after an edit.
+
+    A source that cannot be listed keeps the last known partitions, with the error on the plan, and is asked again
+    only after the retry delay: a cluster that is down must not hold every tick for the listing's timeout.
+    """
     now = timezone.now()
     interval = timedelta(seconds=flow.refresh_topics_interval_seconds)
-    stale = plan_row.refreshed_at is None or plan_row.refreshed_at + interval < now
-    if stale or flow.updated_at > plan_row.refreshed_at:
+    due = plan_row.refreshed_at is None or plan_row.refreshed_at + interval < now
+    retry_due = plan_row.list_failed_at is None or plan_row.list_failed_at + retry_delay() < now
+    edited = plan_row.refreshed_at is not None and flow.updated_at > plan_row.refreshed_at
+    if (due or edited) and retry_due:
         config = flow_config(flow)
         admin = ClientFactory().admin(config.source.client)
         try:
-            topics = TopicSync(config, admin, admin).source_topics()
+            topics = TopicSync(config, admin, admin).source_topics(timeout=LIST_TIMEOUT)
         except Exception as exc:
-            plan_row.last_error = f"listing source topics: {exc}"
-            plan_row.save(update_fields=["last_error"])
-            raise
-        plan_row.partitions = [[t, p] for t, n in sorted(topics.items()) for p in range(n)]
-        plan_row.refreshed_at, plan_row.last_error = now, ""
-        plan_row.save(update_fields=["partitions", "refreshed_at", "last_error"])
+            log.warning("controller: flow %s: listing source topics: %s", flow.pk, exc)
+            plan_row.last_error, plan_row.list_failed_at = f"listing source topics: {exc}", now
+            plan_row.save(update_fields=["last_error", "list_failed_at"])
+        else:
+            plan_row.partitions = [[t, p] for t, n in sorted(topics.items()) for p in range(n)]
+            plan_row.refreshed_at, plan_row.last_error, plan_row.list_failed_at = now, "", None
+            plan_row.save(update_fields=["partitions", "refreshed_at", "last_error", "list_failed_at"])
     return [(str(t), int(p)) for t, p in plan_row.partitions]
 
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
+from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka import KafkaError, KafkaException
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -36,3 +40,53 @@ def test_a_tick_reads_no_task_status(monkeypatch: Any, paused: bool) -> None:
     assert not [sql for sql in task_reads if '"orchestration_taskassignment"."status"' in sql]
     if not paused:
         assert TaskAssignment.objects.exclude(dispatched_at=None).count() == 1  # one slot: one task dispatched
+
+
+@pytest.mark.django_db
+def test_ticks_never_overlap_on_one_host(tmp_path: Path, monkeypatch: Any) -> None:
+    calls: list[int] = []
+    monkeypatch.setattr(controller, "tick", lambda: calls.append(1) or [7])
+    lock = tmp_path / "controller.lock"
+    with lock.open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # a previous tick, still waiting on a cluster
+        assert controller.tick_alone(lock) is None
+        fcntl.flock(held, fcntl.LOCK_UN)
+    assert calls == []
+    assert controller.tick_alone(lock) == [7]
+    assert controller.tick_alone(lock) == [7]  # released after each tick
+    assert calls == [1, 1]
+
+
+@pytest.mark.django_db
+def test_a_source_that_cannot_be_listed_keeps_its_partitions_and_is_asked_again_only_after_the_retry_delay(
+    monkeypatch: Any,
+) -> None:
+    obj = flow(CLUSTERS, "a", "b", "t", tasks_max=1)
+    plan_row = FlowPlan.objects.create(flow=obj, partitions=[["t", 0], ["t", 1]], refreshed_at=None)
+    asked: list[float] = []
+
+    class Source:
+        answer: dict[str, int] | None = None
+
+        def __init__(self, *clients: Any) -> None:
+            pass
+
+        def source_topics(self, timeout: float) -> dict[str, int]:
+            asked.append(timeout)
+            if Source.answer is None:
+                raise KafkaException(KafkaError(KafkaError._TRANSPORT, "source down"))
+            return Source.answer
+
+    monkeypatch.setattr(controller, "TopicSync", Source)
+    assert controller._source_partitions(obj, plan_row) == [("t", 0), ("t", 1)]
+    assert asked == [controller.LIST_TIMEOUT]
+    plan_row.refresh_from_db()
+    assert plan_row.last_error.startswith("listing source topics:") and "source down" in plan_row.last_error
+    assert controller._source_partitions(obj, plan_row) == [("t", 0), ("t", 1)]
+    assert len(asked) == 1  # not asked again within the retry delay
+    FlowPlan.objects.filter(pk=plan_row.pk).update(list_failed_at=timezone.now() - timedelta(minutes=5))
+    plan_row.refresh_from_db()
+    Source.answer = {"t": 3}
+    assert controller._source_partitions(obj, plan_row) == [("t", 0), ("t", 1), ("t", 2)]
+    plan_row.refresh_from_db()
+    assert (plan_row.last_error, plan_row.list_failed_at) == ("", None)
