@@ -112,8 +112,14 @@ def settings_error(settings: Mapping[str, str], logger: logging.Logger) -> str |
 class ClientFactory:
     """Builds the clients of a flow; tests substitute fakes through the same three methods."""
 
-    def consumer(self, flow: FlowConfig, task_id: int, error_cb: ErrorCallback | None = None) -> Consumer:
-        config = consumer_config(flow, task_id)
+    def consumer(
+        self,
+        flow: FlowConfig,
+        task_id: int,
+        error_cb: ErrorCallback | None = None,
+        settings: Mapping[str, Any] | None = None,
+    ) -> Consumer:
+        config = {**consumer_config(flow, task_id), **(settings or {})}
         if error_cb is not None:
             config["error_cb"] = error_cb
         return Consumer(config)

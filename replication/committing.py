@@ -60,6 +60,29 @@ class PositionCommitter:
         positions.write(self.producer.producer, self.positions_topic, due)
         self._stored_positions(due)
 
+    def store_start_positions(
+        self, keys: list[positions.TopicPartitionKey], stored: dict[positions.TopicPartitionKey, positions.Position]
+    ) -> None:
+        """At least once: make new partitions' start durable, with the target's end offset, before any of their
+        records is produced, unless that is already what is stored. A task killed before its first periodic store
+        then resumes from these and skips what it wrote (replication.resume) instead of copying it again."""
+        if self.flow.exactly_once:
+            return  # transactions keep the target free of duplicates; nothing to write outside one
+        due: DuePositions = []
+        for key in keys:
+            state = self.states[key]
+            down = state.downstream_next()
+            old = stored.get(key)
+            if down is not None and (old is None or (old.next_offset, old.downstream) != (state.acked_next, down)):
+                due.append((key, positions.Position(state.acked_next, max(state.hw, state.acked_next), down)))
+        if not due:
+            return
+        positions.write(self.producer.producer, self.positions_topic, due)
+        self.producer.flush_all()
+        for key, position in due:
+            self.states[key].stored_next = position.next_offset
+            self.metrics.set_position(self.flow.name, key[0], key[1], position.next_offset)
+
     def store_final_positions(self) -> None:
         if self.flow.exactly_once:
             self.commit_transaction()
@@ -122,12 +145,14 @@ class PositionCommitter:
     # -- both ----------------------------------------------------------------------------------------
     def _due_positions(self) -> DuePositions:
         due = []
+        exactly_once = self.flow.exactly_once  # its downstream offsets include commit markers: resume needs none
         for key, state in self.states.items():
             state.hw = self.consumer.get_watermark_offsets(TopicPartition(*key), cached=True)[1]
             if state.hw >= 0:
                 self.metrics.set_lag(self.flow.name, key[0], key[1], max(state.hw - state.acked_next, 0))
             if state.acked_next != state.stored_next:
-                due.append((key, positions.Position(state.acked_next, max(state.hw, state.acked_next))))
+                down = None if exactly_once else state.downstream_next()
+                due.append((key, positions.Position(state.acked_next, max(state.hw, state.acked_next), down)))
         return due
 
     def _stored_positions(self, due: DuePositions) -> None:

@@ -66,3 +66,15 @@ def recreated(topic: str, partition: int, position: int, high: int, last_hw: int
         f"{high}; {lost} records of the old topic (up to offset {last_hw}) were never replicated"
     )
     return DataLossError(topic, partition, lost, reason, resume_at=low)
+
+
+def target_truncated(
+    topic: str, partition: int, remote: str, position: int, downstream: int, end: int
+) -> DataLossError:
+    """The target partition ends before the records stored positions say it holds: replicated records are gone."""
+    reason = (
+        f"replicated records are gone from the target: {remote} [{partition}] ends at offset {end}, but the records "
+        f"replicated before source offset {position} reached offset {downstream - 1} (unclean leader election at the "
+        "target, or the remote topic was recreated and written again)"
+    )
+    return DataLossError(topic, partition, downstream - end, reason, resume_at=position)

@@ -9,20 +9,22 @@ import zlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 
 from replication import positions
 from replication.clients import ClientFactory, position_reader_config
 from replication.committing import PositionCommitter
 from replication.config import FlowConfig
-from replication.dataloss import StartPosition, check_start, loss_on_out_of_range
+from replication.dataloss import check_start, loss_on_out_of_range
 from replication.errors import ReplicationError
 from replication.faults import FaultReporter
 from replication.handlers import RecordHandler, load_handler
 from replication.metrics import REGISTRY, MetricsRegistry
 from replication.offsetsyncs import OffsetSyncEmitter
 from replication.producing import BatchProducer
+from replication.resume import Window
 from replication.runs import PartitionState, TaskListener
+from replication.starting import Resumer, plan_start, report_start, target_end_offsets
 from replication.topics import TopicSync
 
 if TYPE_CHECKING:
@@ -113,7 +115,7 @@ class ReplicationTask:
             self.positions_topic,
         )
         self.producer.on_run_acked = self.committer.run_acked
-        self.target_reader = Consumer(position_reader_config(flow, self.task_id))
+        self.resumer = Resumer(flow, self.task_id, self.clients, self.faults, self.committer.run_acked)
         if flow.emit_offset_syncs_enabled:
             self.offset_syncs = OffsetSyncEmitter(flow, self.consumer.position)
             self.listeners.append(self.offset_syncs)
@@ -140,10 +142,9 @@ class ReplicationTask:
                 self.offset_syncs.close()
             if self.facts is not None:
                 self.facts.close()  # after the final commit above, so its facts are written too
-            for name in ("consumer", "target_reader"):
-                client = getattr(self, name, None)
-                if client is not None:
-                    client.close()
+            consumer = getattr(self, "consumer", None)
+            if consumer is not None:
+                consumer.close()
 
     def run(self, stopping: threading.Event) -> None:
         try:
@@ -215,7 +216,7 @@ class ReplicationTask:
             if self.sync_configs and now >= self._next_config_sync:
                 self._sync_configs_and_acls(list(topics))
         new = [(t, p) for t, n in sorted(topics.items()) for p in range(n) if (t, p) not in self.states]
-        assign = [self._add_partition(t, p) for t, p in new if self.owns(t, p)]
+        assign = self._add_partitions([(t, p) for t, p in new if self.owns(t, p)])
         if assign:
             self.consumer.incremental_assign(assign)
             log.info("%s task %d: assigned %d partitions", self.flow.name, self.task_id, len(assign))
@@ -240,34 +241,30 @@ class ReplicationTask:
                 self.consumer.list_topics(topic, timeout=10)
                 time.sleep(0.2)
 
-    def _add_partition(self, topic: str, partition: int) -> TopicPartition:
-        low, high = self._watermarks(topic, partition)
-        start = check_start(self.flow, topic, partition, self._stored.get((topic, partition)), low, high)
-        self.faults.data_loss(start.loss, topic, partition)
-        remote = self.topic_sync.remote_topic(topic)
-        if start.offset > low and self._remote_is_empty(remote, partition):
-            log.error(
-                "%s task %d: %s [%d] is empty at the target although offsets up to %d were replicated: "
-                "the remote topic was deleted or recreated; re-replicating from source offset %d",
-                self.flow.name,
-                self.task_id,
-                remote,
-                partition,
-                start.offset - 1,
-                low,
-            )
-            self.faults.report(f"remote topic {remote} was recreated; re-replicating from source offset {low}")
-            start = StartPosition(low)
-        state = PartitionState(topic, partition, remote, acked_next=start.offset, stored_next=start.offset, hw=high)
-        self.states[(topic, partition)] = state
-        return TopicPartition(topic, partition, start.offset)
+    def _add_partitions(self, keys: list[TopicPartitionKey]) -> list[TopicPartition]:
+        """Start each partition where replication.starting says: one target end-offset call for all of them, and
+        one verification of what crashed tasks left at the target after their stored positions."""
+        remotes = {key: self.topic_sync.remote_topic(key[0]) for key in keys}
+        ends = target_end_offsets(self.target_admin, [(remote, key[1]) for key, remote in remotes.items()])
+        windows = [self._add_partition(key, remote, ends.get((remote, key[1]))) for key, remote in remotes.items()]
+        found = [window for window in windows if window is not None]
+        if found:
+            self.resumer.resume(found, self.states, lambda msg: self.producer.outgoing(msg, self.handler))
+        self.committer.store_start_positions(keys, self._stored)
+        return [TopicPartition(t, p, self.states[(t, p)].acked_next) for t, p in keys]
 
-    def _remote_is_empty(self, remote: str, partition: int) -> bool:
-        try:
-            _, high = self.target_reader.get_watermark_offsets(TopicPartition(remote, partition), timeout=10)
-        except KafkaException:
-            return False
-        return int(high) == 0
+    def _add_partition(self, key: TopicPartitionKey, remote: str, end: int | None) -> Window | None:
+        topic, partition = key
+        low, high = self._watermarks(topic, partition)
+        stored = self._stored.get(key)
+        start = check_start(self.flow, topic, partition, stored, low, high)
+        self.faults.data_loss(start.loss, topic, partition)
+        plan = plan_start(self.flow, topic, partition, remote, stored, start.offset, low, end)
+        report_start(self.faults, plan, key, remote, start.offset)
+        state = PartitionState(topic, partition, remote, acked_next=plan.offset, stored_next=plan.offset, hw=high)
+        state.downstream_start = -1 if end is None else end
+        self.states[key] = state
+        return plan.window
 
     def _consumer_error(self, msg: Message) -> None:
         error = msg.error()

@@ -11,6 +11,7 @@ from replication.config import FlowConfig
 from replication.dataloss import DataLossError
 from replication.metrics import MetricsRegistry
 from replication.producing import BatchProducer
+from replication.resume import ResumeMismatch
 
 log = logging.getLogger("replication.engine")  # the task's own log, as operators know it
 
@@ -55,3 +56,15 @@ class FaultReporter:
         log.error("%s task %d: DATA LOSS %s", self.flow.name, self.task_id, loss)
         if self.flow.on_data_loss == "fail":
             raise loss
+
+    def resume_mismatch(self, mismatch: ResumeMismatch) -> None:
+        """A restart could not verify what the target holds: say so, and that the rest is copied again."""
+        window = mismatch.window
+        self.metrics.add_resume(self.flow.name, window.topic, window.partition, 0, str(mismatch))
+        log.error(
+            "%s task %d: RESUME MISMATCH %s; copying the records from there again (duplicates possible, no loss)",
+            self.flow.name,
+            self.task_id,
+            mismatch,
+        )
+        self.report(f"resume mismatch at {window.remote_topic} [{window.partition}] offset {mismatch.at}")

@@ -2,7 +2,9 @@
 
 Names follow MM2's `MirrorSourceConnector` metrics (`record-count`, `byte-count`, `replication-latency-ms`,
 `record-age-ms`), plus what MM2 lacks: `replication-record-lag` (source end offset minus replicated position) and
-`record-lost-count` (records that can no longer be replicated: a retention gap, a recreated topic).
+`record-lost-count` (records that can no longer be replicated: a retention gap, a recreated topic), and what a
+restart found at the target (`resume-skipped-count`: records a crashed task had written and its restart did not
+write again; `resume-mismatch-count`: restarts that could not verify the target's records, see replication.resume).
 """
 
 from __future__ import annotations
@@ -66,6 +68,9 @@ class PartitionMetrics:
     position: int | None = None
     lost: int = 0
     last_loss_reason: str | None = None
+    resume_skipped: int = 0
+    resume_mismatches: int = 0
+    last_resume_mismatch: str | None = None
 
 
 @dataclass
@@ -97,7 +102,8 @@ class MetricsRegistry:
                                            "sum", "count"},  # cumulative, count in records
                 "record-age-ms": {...same keys...},
                 "replication-record-lag": 0, "position": 1500,  # None until first set
-                "record-lost-count": 0, "last-loss-reason": None}}}}}
+                "record-lost-count": 0, "last-loss-reason": None,
+                "resume-skipped-count": 0, "resume-mismatch-count": 0, "last-resume-mismatch": None}}}}}
     """
 
     def __init__(
@@ -160,6 +166,15 @@ class MetricsRegistry:
             metrics.lost += count
             metrics.last_loss_reason = reason
 
+    def add_resume(self, flow: str, topic: str, partition: int, skipped: int, mismatch: str | None) -> None:
+        """A restart found `skipped` records already at the target; `mismatch` says why it stopped short, if it did."""
+        with self._lock:
+            metrics = self._partition(flow, topic, partition)
+            metrics.resume_skipped += skipped
+            if mismatch is not None:
+                metrics.resume_mismatches += 1
+                metrics.last_resume_mismatch = mismatch
+
     def set_task_state(self, flow: str, task: int, state: str, error: str | None = None) -> None:
         with self._lock:
             status = self._task(flow, task)
@@ -216,6 +231,9 @@ def _partition_snapshot(topic: str, partition: int, m: PartitionMetrics, now: fl
         "position": m.position,
         "record-lost-count": m.lost,
         "last-loss-reason": m.last_loss_reason,
+        "resume-skipped-count": m.resume_skipped,
+        "resume-mismatch-count": m.resume_mismatches,
+        "last-resume-mismatch": m.last_resume_mismatch,
     }
 
 

@@ -2,8 +2,10 @@
 
 Topic `mirrorplane-positions.<source alias>.internal`, compacted, one record per source topic-partition.
 Key: JSON [topic, partition]. Value: JSON {"next": next source offset to replicate, "hw": source end offset
-seen when it was written}. A position is written only after the target acknowledged every record before it
-(at-least-once), or inside the same transaction as those records (exactly-once).
+seen when it was written, "down": target offset that follows the task's last acknowledged record}. A position is
+written only after the target acknowledged every record before it (at-least-once), or inside the same transaction
+as those records (exactly-once). "down" is written at least once only (replication.resume reads it back to skip
+what the target already holds after a crash); records of older versions, and exactly-once ones, have none.
 """
 
 from __future__ import annotations
@@ -26,21 +28,27 @@ def positions_topic(source_alias: str) -> str:
 
 @dataclass(frozen=True)
 class Position:
-    """Where replication of one source partition resumes, and the source end offset when it was stored."""
+    """Where replication of one source partition resumes, the source end offset when it was stored, and the
+    target offset after the last record acknowledged before `next_offset` (None: not known)."""
 
     next_offset: int
     high_watermark: int
+    downstream: int | None = None
 
 
 def encode(key: TopicPartitionKey, position: Position) -> tuple[bytes, bytes]:
     value = {"next": position.next_offset, "hw": position.high_watermark}
+    if position.downstream is not None:
+        value["down"] = position.downstream
     return json.dumps([key[0], key[1]]).encode(), json.dumps(value).encode()
 
 
 def decode(key: bytes, value: bytes) -> tuple[TopicPartitionKey, Position]:
     topic, partition = json.loads(key)
     data = json.loads(value)
-    return (str(topic), int(partition)), Position(int(data["next"]), int(data["hw"]))
+    down = data.get("down")
+    position = Position(int(data["next"]), int(data["hw"]), None if down is None else int(down))
+    return (str(topic), int(partition)), position
 
 
 def ensure_topic(admin: AdminClient, topic: str, replication_factor: int = -1) -> None:

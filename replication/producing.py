@@ -163,6 +163,20 @@ class BatchProducer:
         for state, last in ends.items():
             self._emit_handled_run(state, runs.get(state, []), last, consumed_ms)
 
+    def outgoing(self, msg: Record, handler: RecordHandler | None) -> OutRecord | None:
+        """The record the producer sends for msg (key, value, headers), or None if it sends nothing.
+
+        The same transform as the produce paths above (kept inline there: a call per record costs on the hot path);
+        replication.resume uses it to recognise, at the target, what a crashed task already produced.
+        """
+        out = handler.handle(msg) if handler is not None else (msg.key(), msg.value(), msg.headers())
+        if out is None or not self._identity:
+            return out
+        key, value, headers = out
+        if provenance_contains(headers, self.flow.target.alias):
+            return None
+        return key, value, provenance_add(headers, self.flow.source.alias)
+
     def _emit_handled_run(
         self, state: PartitionState, records: list[tuple[Record, OutRecord]], last: int, consumed_ms: float
     ) -> None:

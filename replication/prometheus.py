@@ -39,6 +39,12 @@ def render_prometheus(snapshot: Mapping[str, Any]) -> str:
     _family(lines, "mirrorplane_replication_record_lag", "gauge", lag, _pick(partitions, "replication-record-lag"))
     lost = "Records that can no longer be replicated (retention gap, topic recreated)"
     _family(lines, "mirrorplane_record_lost_count_total", "counter", lost, _pick(partitions, "record-lost-count"))
+    skipped = "Records a restart found already written at the target and did not write again"
+    resumed = _pick(partitions, "resume-skipped-count")
+    _family(lines, "mirrorplane_resume_skipped_count_total", "counter", skipped, resumed)
+    mismatch = "Restarts that could not verify the target's records and copied them again (duplicates possible)"
+    mismatches = _pick(partitions, "resume-mismatch-count")
+    _family(lines, "mirrorplane_resume_mismatch_count_total", "counter", mismatch, mismatches)
     up = ((labels, int(status["state"] == "RUNNING")) for labels, status in tasks)
     _family(lines, "mirrorplane_task_up", "gauge", "1 if the task is RUNNING", up)
     faulted = ((labels, int(status["fault"] is not None)) for labels, status in tasks)

@@ -24,8 +24,9 @@ class PartitionState:
     hw: int = -1  # source end offset last seen
     inflight: int = 0  # runs produced but not yet acknowledged
     pending_next: int | None = None  # position of a fully filtered run, safe once inflight reaches 0
-    last_downstream: int = -1
+    last_downstream: int = -1  # downstream offset of the last acknowledged record (-1: none in this task instance)
     fetched_next: int = -1  # next offset the consumer will return, as of the last run built (-1: none yet)
+    downstream_start: int = -1  # target end offset when the task took the partition (-1: not known)
 
     def run_acked(self, next_offset: int, downstream: int) -> None:
         self.inflight -= 1
@@ -34,6 +35,16 @@ class PartitionState:
         if self.inflight == 0 and self.pending_next is not None:
             self.acked_next = max(self.acked_next, self.pending_next)
             self.pending_next = None
+
+    def downstream_next(self) -> int | None:
+        """The target offset after this task's last acknowledged record: stored with the position (at least once).
+
+        Before the first acknowledgement it is the target's end offset at start, which no record of this task
+        precedes unverified (replication.resume). None when neither is known.
+        """
+        if self.last_downstream >= 0:
+            return max(self.last_downstream + 1, self.downstream_start)
+        return self.downstream_start if self.downstream_start >= 0 else None
 
     def filtered_run(self, next_offset: int) -> None:
         """A run whose records were all dropped by the record handler: safe as soon as nothing is in flight."""

@@ -16,7 +16,15 @@ from replication.clients import position_reader_config
 from replication.errors import ReplicationError
 from replication.positions import load, positions_topic
 from tests.support.kafka import consume_to_end, create_topic, end_offsets, unique_topic, wait_until
-from tests.support.replication import drive, drive_for, make_flow, new_task, produce_known, record_value
+from tests.support.replication import (
+    drive,
+    drive_for,
+    make_flow,
+    new_task,
+    produce_known,
+    record_value,
+    start_replicator,
+)
 
 pytestmark = pytest.mark.kafka
 REPO = Path(__file__).resolve().parents[2]
@@ -38,16 +46,6 @@ def _write_config(path: Path, clusters: dict[str, str], topic: str, exactly_once
     return path
 
 
-def _start(config: Path, log: Path) -> subprocess.Popen[bytes]:
-    with open(log, "ab") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "replication", "run", "--config", str(config)],
-            cwd=REPO,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-
-
 def _stored_all(clusters: dict[str, str], topic: str, total: dict[int, int]) -> bool:
     flow = make_flow(clusters, "us-west", "backup", topic)
     stored = load(position_reader_config(flow, 0), positions_topic("us-west"), timeout=30)
@@ -55,7 +53,7 @@ def _stored_all(clusters: dict[str, str], topic: str, total: dict[int, int]) -> 
 
 
 @pytest.mark.parametrize("exactly_once", [False, True], ids=["at-least-once", "exactly-once"])
-def test_sigkill_five_times_loses_nothing_and_exactly_once_duplicates_nothing(
+def test_sigkill_five_times_loses_nothing_and_duplicates_nothing(
     kafka_clusters: dict[str, str], tmp_path: Path, exactly_once: bool
 ) -> None:
     src, dst = kafka_clusters["us-west"], kafka_clusters["backup"]
@@ -74,7 +72,7 @@ def test_sigkill_five_times_loses_nothing_and_exactly_once_duplicates_nothing(
             return 0
 
     for point in kill_points:
-        proc = _start(config, log)
+        proc = start_replicator(config, log)
         wait_until(
             lambda p=point, proc=proc: replicated() >= p or proc.poll() is not None,
             timeout=120,
@@ -83,7 +81,7 @@ def test_sigkill_five_times_loses_nothing_and_exactly_once_duplicates_nothing(
         assert proc.poll() is None, f"replication exited early (seed {seed}): {log.read_text()[-2000:]}"
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    proc = _start(config, log)
+    proc = start_replicator(config, log)
     total = end_offsets(src, topic, range(PARTITIONS))
     wait_until(lambda: _stored_all(kafka_clusters, topic, total), timeout=180, interval=1, what="all positions stored")
     proc.send_signal(signal.SIGTERM)
@@ -98,8 +96,8 @@ def test_sigkill_five_times_loses_nothing_and_exactly_once_duplicates_nothing(
         expected = [record_value(p, seq) for seq in range(count // PARTITIONS)]
         got = by_partition[p]
         assert set(got) == set(expected), f"partition {p}: {len(set(expected) - set(got))} lost (seed {seed})"
-        if exactly_once:
-            assert got == expected, f"partition {p}: duplicates or disorder in read_committed (seed {seed})"
+        # At least once too: a restart skips what the target already holds (replication.resume).
+        assert got == expected, f"partition {p}: {len(got) - len(set(got))} duplicates or disorder (seed {seed})"
 
 
 def test_a_second_exactly_once_instance_fences_the_first_and_nothing_is_duplicated(

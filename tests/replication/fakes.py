@@ -164,3 +164,48 @@ def flow(**overrides: Any) -> FlowConfig:
         ClusterConfig("us-east", {"bootstrap.servers": "b:1"}),
         **overrides,
     )
+
+
+@dataclass
+class FakeReader:
+    """The consuming part of a Consumer over logs held in memory: `logs[(topic, partition)]` lists its records
+    (offsets may have gaps) and `ends` its end offsets (after the last record unless given). Like librdkafka with
+    enable.partition.eof, it reports the end of an assigned partition once, when reaching it."""
+
+    logs: dict[tuple[str, int], list[FakeMessage]] = field(default_factory=dict)
+    ends: dict[tuple[str, int], int] = field(default_factory=dict)
+    silent: bool = False  # returns nothing at all, as an unreachable cluster would
+    limit: int = 1_000_000  # at most this many records per consume() call (a slow cluster)
+    positions: dict[tuple[str, int], int] = field(default_factory=dict)
+    paused: set[tuple[str, int]] = field(default_factory=set)
+    eof_sent: set[tuple[str, int]] = field(default_factory=set)
+
+    def assign(self, partitions: list[Any]) -> None:
+        self.positions = {(tp.topic, tp.partition): tp.offset for tp in partitions}
+
+    def pause(self, partitions: list[Any]) -> None:
+        self.paused |= {(tp.topic, tp.partition) for tp in partitions}
+
+    def resume(self, partitions: list[Any]) -> None:
+        self.paused -= {(tp.topic, tp.partition) for tp in partitions}
+
+    def end(self, key: tuple[str, int]) -> int:
+        records = self.logs.get(key, [])
+        return self.ends.get(key, records[-1].offset() + 1 if records else 0)
+
+    def consume(self, num_messages: int = 1, timeout: float = -1) -> list[FakeMessage]:
+        out: list[FakeMessage] = []
+        num_messages = min(num_messages, self.limit)
+        for key, position in list(self.positions.items()):
+            if self.silent or key in self.paused:
+                continue
+            records = [m for m in self.logs.get(key, []) if m.offset() >= position][: max(num_messages - len(out), 0)]
+            out += records
+            if records:
+                self.positions[key] = records[-1].offset() + 1
+                self.eof_sent.discard(key)
+            elif key not in self.eof_sent and len(out) < num_messages:  # nothing left: the partition's end
+                eof = KafkaError(KafkaError._PARTITION_EOF)
+                out.append(FakeMessage(key[0], key[1], self.end(key), None, None, _error=eof))
+                self.eof_sent.add(key)
+        return out

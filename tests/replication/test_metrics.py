@@ -133,6 +133,14 @@ def test_lost_records_accumulate_and_keep_the_last_reason(registry: MetricsRegis
     assert partition(registry)["last-loss-reason"] == "topic recreated"
 
 
+def test_resumes_count_skipped_records_and_keep_the_last_mismatch(registry: MetricsRegistry) -> None:
+    registry.add_resume("f", "orders", 0, 120, None)
+    registry.add_resume("f", "orders", 0, 3, "offset 7: its value differs")
+    entry = partition(registry)
+    assert (entry["resume-skipped-count"], entry["resume-mismatch-count"]) == (123, 1)
+    assert entry["last-resume-mismatch"] == "offset 7: its value differs"
+
+
 def test_task_state_and_faults(registry: MetricsRegistry) -> None:
     registry.set_task_state("f", 0, "RUNNING")
     registry.report_fault("f", 0, "consumer: broker unreachable")
@@ -166,6 +174,9 @@ def test_snapshot_shape_is_json_serialisable(registry: MetricsRegistry) -> None:
             "position",
             "record-lost-count",
             "last-loss-reason",
+            "resume-skipped-count",
+            "resume-mismatch-count",
+            "last-resume-mismatch",
         ]
     )
     assert (entry["topic"], entry["partition"]) == ("us.orders-v2", 12)
@@ -220,6 +231,14 @@ def test_prometheus_text_for_a_known_input(registry: MetricsRegistry) -> None:
         "(retention gap, topic recreated).",
         "# TYPE mirrorplane_record_lost_count_total counter",
         f"mirrorplane_record_lost_count_total{{{labels}}} 2",
+        "# HELP mirrorplane_resume_skipped_count_total Records a restart found already written at the target and "
+        "did not write again.",
+        "# TYPE mirrorplane_resume_skipped_count_total counter",
+        f"mirrorplane_resume_skipped_count_total{{{labels}}} 0",
+        "# HELP mirrorplane_resume_mismatch_count_total Restarts that could not verify the target's records and "
+        "copied them again (duplicates possible).",
+        "# TYPE mirrorplane_resume_mismatch_count_total counter",
+        f"mirrorplane_resume_mismatch_count_total{{{labels}}} 0",
         "# HELP mirrorplane_task_up 1 if the task is RUNNING.",
         "# TYPE mirrorplane_task_up gauge",
         'mirrorplane_task_up{flow="f",task="0"} 1',

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Producer
@@ -11,6 +14,8 @@ from confluent_kafka import Producer
 from replication.config import ClusterConfig, FlowConfig
 from replication.engine import ReplicationTask
 from replication.metrics import MetricsRegistry
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def make_flow(clusters: dict[str, str], source: str, target: str, topics: str, **overrides: Any) -> FlowConfig:
@@ -100,3 +105,14 @@ def produce_known(
             except BufferError:
                 producer.poll(0.1)
     assert producer.flush(60) == 0
+
+
+def start_replicator(config: Path, log: Path) -> subprocess.Popen[bytes]:
+    """`python -m replication run --config config` in its own process, its output appended to log."""
+    with open(log, "ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "replication", "run", "--config", str(config)],
+            cwd=REPO,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
