@@ -43,6 +43,9 @@ PartitionSnapshot = TypedDict(
         "position": int | None,  # next source offset to replicate; None until set
         "record-lost-count": int,
         "last-loss-reason": str | None,
+        "resume-skipped-count": int,  # records found already on the target at a start, so not sent again
+        "resume-mismatch-count": int,  # starts whose target records could not all be verified (copied again)
+        "last-resume-mismatch": str | None,
     },
 )
 

@@ -45,6 +45,9 @@ class PartitionStatus:
     byte_count: int = 0
     lost_records: int = 0
     last_loss_reason: str | None = None
+    resume_skipped: int = 0
+    resume_mismatches: int = 0
+    last_resume_mismatch: str | None = None
 
     @classmethod
     def of(cls, snapshot: PartitionSnapshot) -> PartitionStatus:
@@ -61,6 +64,9 @@ class PartitionStatus:
             byte_count=snapshot["byte-count"],
             lost_records=snapshot["record-lost-count"],
             last_loss_reason=snapshot["last-loss-reason"],
+            resume_skipped=snapshot["resume-skipped-count"],
+            resume_mismatches=snapshot["resume-mismatch-count"],
+            last_resume_mismatch=snapshot["last-resume-mismatch"],
         )
 
 

@@ -42,6 +42,15 @@ class PartitionStatusSerializer(serializers.Serializer[Any]):
         help_text="records that can no longer be replicated (a retention gap, a recreated topic)"
     )
     last_loss_reason = serializers.CharField(allow_null=True, help_text="why records were last lost; null: never")
+    resume_skipped = serializers.IntegerField(
+        help_text="records found already on the target when the task started, so not sent again (exact resume)"
+    )
+    resume_mismatches = serializers.IntegerField(
+        help_text="starts whose records on the target could not all be verified; the rest was copied again"
+    )
+    last_resume_mismatch = serializers.CharField(
+        allow_null=True, help_text="what the last unverifiable start found (offset, difference, likely cause)"
+    )
 
 
 class MismatchSerializer(serializers.Serializer[Any]):
