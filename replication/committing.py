@@ -73,8 +73,12 @@ class PositionCommitter:
             state = self.states[key]
             down = state.downstream_next()
             old = stored.get(key)
-            if down is not None and (old is None or (old.next_offset, old.downstream) != (state.acked_next, down)):
-                due.append((key, positions.Position(state.acked_next, max(state.hw, state.acked_next), down)))
+            new = (state.acked_next, down, state.remote_topic)
+            if down is not None and (old is None or (old.next_offset, old.downstream, old.remote) != new):
+                position = positions.Position(
+                    state.acked_next, max(state.hw, state.acked_next), down, state.remote_topic
+                )
+                due.append((key, position))
         if not due:
             return
         positions.write(self.producer.producer, self.positions_topic, due)
@@ -152,7 +156,8 @@ class PositionCommitter:
                 self.metrics.set_lag(self.flow.name, key[0], key[1], max(state.hw - state.acked_next, 0))
             if state.acked_next != state.stored_next:
                 down = None if exactly_once else state.downstream_next()
-                due.append((key, positions.Position(state.acked_next, max(state.hw, state.acked_next), down)))
+                remote = None if down is None else state.remote_topic
+                due.append((key, positions.Position(state.acked_next, max(state.hw, state.acked_next), down, remote)))
         return due
 
     def _stored_positions(self, due: DuePositions) -> None:

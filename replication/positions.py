@@ -2,10 +2,13 @@
 
 Topic `mirrorplane-positions.<source alias>.internal`, compacted, one record per source topic-partition.
 Key: JSON [topic, partition]. Value: JSON {"next": next source offset to replicate, "hw": source end offset
-seen when it was written, "down": target offset that follows the task's last acknowledged record}. A position is
+seen when it was written, "down": target offset that follows the task's last acknowledged record, "remote": the
+target topic "down" is an offset of}. A position is
 written only after the target acknowledged every record before it (at-least-once), or inside the same transaction
 as those records (exactly-once). "down" is written at least once only (replication.resume reads it back to skip
-what the target already holds after a crash); records of older versions, and exactly-once ones, have none.
+what the target already holds after a crash); records of older versions, and exactly-once ones, have none. The key
+names the source partition only, so flows of one source and target share it: "remote" keeps a position written for
+another remote topic (another replication policy, before or beside this one) from being read as this one's.
 """
 
 from __future__ import annotations
@@ -29,25 +32,29 @@ def positions_topic(source_alias: str) -> str:
 @dataclass(frozen=True)
 class Position:
     """Where replication of one source partition resumes, the source end offset when it was stored, and the
-    target offset after the last record acknowledged before `next_offset` (None: not known)."""
+    target offset after the last record acknowledged before `next_offset` in the target topic `remote` (None: not
+    known)."""
 
     next_offset: int
     high_watermark: int
     downstream: int | None = None
+    remote: str | None = None
 
 
 def encode(key: TopicPartitionKey, position: Position) -> tuple[bytes, bytes]:
-    value = {"next": position.next_offset, "hw": position.high_watermark}
-    if position.downstream is not None:
-        value["down"] = position.downstream
+    value: dict[str, int | str] = {"next": position.next_offset, "hw": position.high_watermark}
+    if position.downstream is not None and position.remote is not None:
+        value["down"], value["remote"] = position.downstream, position.remote
     return json.dumps([key[0], key[1]]).encode(), json.dumps(value).encode()
 
 
 def decode(key: bytes, value: bytes) -> tuple[TopicPartitionKey, Position]:
     topic, partition = json.loads(key)
     data = json.loads(value)
-    down = data.get("down")
-    position = Position(int(data["next"]), int(data["hw"]), None if down is None else int(down))
+    down, remote = data.get("down"), data.get("remote")
+    if down is None or remote is None:
+        return (str(topic), int(partition)), Position(int(data["next"]), int(data["hw"]))
+    position = Position(int(data["next"]), int(data["hw"]), int(down), str(remote))
     return (str(topic), int(partition)), position
 
 

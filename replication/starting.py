@@ -59,11 +59,14 @@ def plan_start(
     end: int | None,
 ) -> StartPlan:
     """The plan for a partition whose source check gave `start`, given the target partition's end offset."""
-    down = None if stored is None else stored.downstream
+    down = None if stored is None or stored.remote != remote else stored.downstream
     if end == 0 and start > low and (down is None or down > 0):
         return StartPlan(low, recreated=True)
     if stored is None or start != stored.next_offset or flow.exactly_once:
         return StartPlan(start)
+    if stored.downstream is not None and stored.remote != remote:
+        note = f"position stored for target topic {stored.remote} (another replication policy, or another flow)"
+        return StartPlan(start, note=f"{note}: records written to {remote} after it are copied again")
     if down is None:
         note = "position stored without a downstream offset (by an older version)"
         return StartPlan(start, note=f"{note}: records the target acknowledged after it are copied again")

@@ -119,3 +119,46 @@ def test_another_producers_record_past_the_stored_position_is_reported_and_nothi
         have = Counter(m.value() for m in target if m.partition() == p and m.key() != b"intruder")
         assert not want - have, f"partition {p}: records lost"
         assert sum((have - want).values()) == duplicates
+
+
+def test_a_position_another_policy_stored_on_the_same_clusters_is_not_taken_for_lost_records(
+    kafka_clusters: dict[str, str],
+) -> None:
+    # The positions topic is keyed by source partition: flows of one source and target share it. A flow whose
+    # policy changed (or the identity flow of a browser test before an integration test, as in CI) stores positions
+    # whose downstream offsets count another target topic. Read as this remote topic's, they once reported
+    # "replicated records are gone from the target" and stopped the flow.
+    src, dst = kafka_clusters["us-west"], kafka_clusters["backup"]
+    topic = unique_topic("policies")
+    create_topic(src, topic, partitions=1)
+    create_topic(dst, topic, partitions=1)
+    local = Producer({"bootstrap.servers": dst})
+    for i in range(500):  # the identity policy's target topic also holds the target's own records
+        local.produce(topic, f"local-{i}".encode(), partition=0)
+    assert local.flush(30) == 0
+    produce_known(src, topic, 1, 200)
+    default = make_flow(kafka_clusters, "us-west", "backup", topic)
+    first = new_task(default)
+    drive([first], lambda: first.states[(topic, 0)].stored_next == 200, what="200 stored by the default policy")
+    first.close()
+    produce_known(src, topic, 1, 100, start=200)
+    identity = make_flow(
+        kafka_clusters, "us-west", "backup", topic, replication_policy_class="IdentityReplicationPolicy"
+    )
+    second = new_task(identity)
+    drive([second], lambda: second.states[(topic, 0)].stored_next == 300, what="300 stored by the identity policy")
+    second.close()
+    stored = _stored(default, topic)[0]
+    assert (stored.next_offset, stored.downstream, stored.remote) == (300, 600, topic)
+
+    produce_known(src, topic, 1, 50, start=300)
+    third = new_task(make_flow(kafka_clusters, "us-west", "backup", topic, on_data_loss="fail"))  # raises on loss
+    try:
+        state = third.states[(topic, 0)]
+        assert state.acked_next == 300  # MM2's rule: the stored source position, whichever policy stored it
+        drive([third], lambda: state.stored_next == 350, what="the default policy replicates on")
+        assert third.faults.current is None
+    finally:
+        third.close()
+    remote = [m.value() for m in consume_to_end(dst, f"us-west.{topic}", 1)]
+    assert len(remote) == 250 and remote[-50:] == [m.value() for m in consume_to_end(src, topic, 1)][300:]

@@ -161,27 +161,27 @@ def _plan(stored: Position | None, end: int | None, start: int | None = None, **
 
 
 def test_a_target_ending_at_the_stored_downstream_offset_resumes_at_the_stored_position() -> None:
-    plan = _plan(Position(500, 900, 480), 480)
+    plan = _plan(Position(500, 900, 480, REMOTE), 480)
     assert (plan.offset, plan.window, plan.loss, plan.note) == (500, None, None, None)
 
 
 def test_records_written_after_the_stored_position_make_a_window_to_verify() -> None:
-    plan = _plan(Position(500, 900, 480), 530)
+    plan = _plan(Position(500, 900, 480, REMOTE), 530)
     assert plan.offset == 500
     assert plan.window == Window("orders", 0, REMOTE, 500, 480, 530)
 
 
 def test_a_target_that_ends_before_the_stored_downstream_offset_lost_records() -> None:
-    plan = _plan(Position(500, 900, 480), 470)
+    plan = _plan(Position(500, 900, 480, REMOTE), 470)
     assert isinstance(plan.loss, DataLossError)
     assert plan.loss.lost == 10 and plan.loss.resume_at == 500
     assert "gone from the target" in plan.loss.reason
 
 
 def test_an_empty_remote_topic_after_replication_is_replicated_again_from_the_source_log_start() -> None:
-    assert _plan(Position(500, 900, 480), 0).recreated
+    assert _plan(Position(500, 900, 480, REMOTE), 0).recreated
     assert _plan(Position(500, 900), 0).recreated  # without a downstream offset, as before
-    assert not _plan(Position(500, 900, 0), 0).recreated  # the handler dropped everything: nothing was written
+    assert not _plan(Position(500, 900, 0, REMOTE), 0).recreated  # the handler dropped everything: nothing was written
 
 
 def test_positions_of_older_versions_resume_as_before_and_say_so() -> None:
@@ -191,17 +191,30 @@ def test_positions_of_older_versions_resume_as_before_and_say_so() -> None:
 
 
 def test_exactly_once_and_moved_starts_verify_nothing() -> None:
-    assert _plan(Position(500, 900, 480), 530, exactly_once=True).window is None
-    assert _plan(Position(500, 900, 480), 530, start=600).window is None  # a source data loss moved the start
+    assert _plan(Position(500, 900, 480, REMOTE), 530, exactly_once=True).window is None
+    assert _plan(Position(500, 900, 480, REMOTE), 530, start=600).window is None  # a source data loss moved the start
     assert _plan(None, 530).window is None
 
 
 # -- what is stored ---------------------------------------------------------------------------------------------
 def test_position_records_carry_the_downstream_offset_and_old_records_still_decode() -> None:
-    key, value = encode(("orders", 3), Position(10, 20, 7))
-    assert decode(key, value) == (("orders", 3), Position(10, 20, 7))
+    key, value = encode(("orders", 3), Position(10, 20, 7, REMOTE))
+    assert decode(key, value) == (("orders", 3), Position(10, 20, 7, REMOTE))
     assert decode(b'["orders", 3]', b'{"next": 10, "hw": 20}') == (("orders", 3), Position(10, 20, None))
     assert b"down" not in encode(("orders", 3), Position(10, 20))[1]
+    assert decode(key, b'{"next": 10, "hw": 20, "down": 7}')[1] == Position(10, 20)  # no topic: not usable
+
+
+def test_a_position_stored_for_another_remote_topic_is_never_compared_with_this_one() -> None:
+    # One source and target, two replication policies (one flow changed its policy, or another flow of the same
+    # clusters): the positions topic's key names the source partition only. The identity policy's target topic
+    # holds more records (local producers write there too), so its downstream offset lies beyond this end offset.
+    stored = Position(500, 900, 2480, "orders")
+    plan = _plan(stored, 470)
+    assert (plan.offset, plan.window, plan.loss) == (500, None, None)
+    assert plan.note is not None and "position stored for target topic orders" in plan.note
+    assert _plan(Position(500, 900, 480, "orders"), 530).window is None  # nothing verified against another topic
+    assert _plan(Position(500, 900, 480, "orders"), 0).recreated  # an empty remote topic is still re-replicated
 
 
 def test_the_stored_downstream_offset_follows_the_last_acknowledged_record() -> None:
