@@ -102,9 +102,29 @@ class PositionCommitter:
             self.producer.producer.begin_transaction()
             self.txn_started = now
 
-    def commit_when_due(self, now: float) -> None:
-        if now - (self.txn_started or now) >= self.flow.transaction_boundary_interval_ms / 1000:
+    def commit_when_due(self, now: float, full_batch: bool) -> None:
+        """Commit as soon as the task has replicated everything the source had, or when the transaction is
+        `transaction.boundary.interval.ms` old.
+
+        Records become visible only when their transaction commits, so waiting out the interval with nothing left
+        to read adds latency and batches nothing. Under a backlog the consumer returns full batches and
+        transactions last the whole interval, as before, so throughput keeps its batching.
+        """
+        if self.txn_started is None:
+            return
+        if now - self.txn_started >= self.flow.transaction_boundary_interval_ms / 1000 or (
+            not full_batch and self._caught_up()
+        ):
             self.commit_transaction()
+
+    def _caught_up(self) -> bool:
+        """The open transaction holds records, and each of its partitions was read to the source end offset last
+        seen (the consumer's cached high watermark, from its fetch responses: no request)."""
+        covered = self.producer.consumed_next
+        return bool(covered) and all(
+            self.consumer.get_watermark_offsets(TopicPartition(state.topic, state.partition), cached=True)[1] <= next_
+            for state, next_ in covered.items()
+        )
 
     def commit_transaction(self) -> None:
         """Exactly-once: records and their positions commit together, or neither does."""

@@ -183,7 +183,7 @@ class ReplicationTask:
             self.producer.replicate(msgs, self.states, self.handler, self._consumer_error)
         self.producer.poll()
         if self.flow.exactly_once:
-            self.committer.commit_when_due(now)
+            self.committer.commit_when_due(now, full_batch=len(msgs) >= self.batch_size)
         elif now >= self._next_flush:
             self.committer.store_positions()
             self._next_flush = now + self.flow.offset_flush_interval_ms / 1000
