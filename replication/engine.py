@@ -18,6 +18,7 @@ from replication.config import FlowConfig
 from replication.dataloss import check_start, loss_on_out_of_range
 from replication.errors import ReplicationError
 from replication.faults import FaultReporter
+from replication.filters import nothing_matched
 from replication.handlers import RecordHandler, load_handler
 from replication.metrics import REGISTRY, MetricsRegistry
 from replication.offsetsyncs import OffsetSyncEmitter
@@ -204,6 +205,7 @@ class ReplicationTask:
         now = self.clock()
         self._next_refresh = now + self.flow.refresh_topics_interval_seconds
         topics = self.topic_sync.source_topics()
+        self.faults.stand(nothing_matched(self.flow, topics, self.topic_sync.listed))
         written = {state.topic for state in self.states.values() if state.last_downstream >= 0}
         deleted = self.topic_sync.missing_remote_topics(sorted(written))
         if deleted:

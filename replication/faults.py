@@ -24,6 +24,7 @@ class FaultReporter:
         self.task_id = task_id
         self.metrics = metrics
         self.current: str | None = None
+        self.standing: str | None = None  # a configuration problem that records flowing do not clear
 
     def report(self, fault: str) -> None:
         if fault != self.current:
@@ -32,10 +33,26 @@ class FaultReporter:
         self.metrics.report_fault(self.flow.name, self.task_id, fault)
 
     def clear(self) -> None:
-        if self.current is not None:
+        """The task works again: its fault goes, except a standing warning, which stays until it no longer holds."""
+        if self.current is not None and self.current != self.standing:
             log.info("%s task %d: recovered from: %s", self.flow.name, self.task_id, self.current)
             self.current = None
-        self.metrics.clear_fault(self.flow.name, self.task_id)
+        if self.standing is not None:
+            self.current = self.standing
+            self.metrics.report_fault(self.flow.name, self.task_id, self.standing)
+        else:
+            self.metrics.clear_fault(self.flow.name, self.task_id)
+
+    def stand(self, warning: str | None) -> None:
+        """Set (logged once) or lift a standing warning, e.g. a topic filter that matches nothing."""
+        if warning == self.standing:
+            return
+        lifted, self.standing = self.standing, None
+        if warning is not None:
+            self.report(warning)
+            self.standing = warning
+        elif lifted is not None and self.current == lifted:
+            self.clear()
 
     def check_stall(self, producer: BatchProducer, stall_seconds: float) -> None:
         # The producer times acknowledgements on the monotonic clock, whatever clock the task was given.

@@ -7,6 +7,7 @@ each name's decision is remembered: a flow's config is frozen, so a decision nev
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from replication.config import FlowConfig, compile_patterns
 from replication.policy import is_cycle, is_heartbeats_topic, is_internal_topic
@@ -48,6 +49,27 @@ class TopicFilter:
         if is_heartbeats_topic(self._policy, topic):
             return True
         return not is_internal_topic(topic) and self._patterns.matches(topic)
+
+
+NOTHING_MATCHED = "the topics filter matches no source topic"
+
+
+def nothing_matched(flow: FlowConfig, replicated: Iterable[str], listed: int) -> str | None:
+    """A warning when the flow replicates no topic but heartbeats: a filter that silently matches nothing.
+
+    A common cause is a properties file: Java properties rules turn `\\d` into `d`, so `orders-\\d+` arrives
+    as `orders-d+` (replication.mm2config reads files that way, as MM2 does), and a regex backslash must be
+    written twice there.
+    """
+    policy = flow.policy()
+    if any(not is_heartbeats_topic(policy, topic) for topic in replicated):
+        return None
+    patterns = ", ".join(flow.topics) or "(empty)"
+    return (
+        f"{NOTHING_MATCHED}: topics = {patterns} (and topics.exclude) select none of the {listed} topics on "
+        f"{flow.source.alias} (heartbeats aside); check the patterns (in a properties file, write a regex "
+        "backslash twice: \\\\d, because Java properties rules turn \\d into d)"
+    )
 
 
 class GroupFilter:

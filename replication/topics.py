@@ -41,6 +41,7 @@ class TopicSync:
         self.policy = flow.policy()
         self.filter = TopicFilter(flow)
         self._config_exclude = compile_patterns("config.properties.exclude", flow.config_properties_exclude)
+        self.listed = 0  # how many topics the source listed at the last source_topics()
 
     @functools.cached_property
     def replication_factor(self) -> int:
@@ -53,6 +54,7 @@ class TopicSync:
     def source_topics(self, timeout: float = TIMEOUT) -> dict[str, int]:
         """Source topics that pass the flow's filter, with their partition counts."""
         metadata = self.source.list_topics(timeout=timeout)
+        self.listed = len(metadata.topics)
         topics = {
             name: len(meta.partitions)
             for name, meta in metadata.topics.items()

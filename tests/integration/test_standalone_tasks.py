@@ -80,3 +80,36 @@ def test_four_tasks_start_on_a_fresh_target_five_times_in_a_row(kafka_clusters: 
         for p in range(PARTITIONS):
             expected = [record_value(p, seq) for seq in range(RECORDS // PARTITIONS)]
             assert by_partition[p] == expected, f"run {run}, partition {p}: records differ from the source"
+
+
+def test_a_backslash_that_a_properties_file_swallowed_is_warned_about_in_the_log(
+    kafka_clusters: dict[str, str], tmp_path: Path
+) -> None:
+    # Java properties rules turn `\d` into `d`: `prefix-\d+` arrives as `prefix-d+` and matches nothing.
+    src, dst = kafka_clusters["us-west"], kafka_clusters["us-east"]
+    uid = uuid.uuid4().hex[:8]
+    prefix = f"nomatch{uid}"
+    create_topic(src, f"{prefix}-1", partitions=1)
+    config = _config(tmp_path / "typo.properties", f"src{uid}", f"dst{uid}", src, dst, prefix + r"-\d+")
+    log_path = tmp_path / "typo.log"
+    with open(log_path, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "replication", "run", "--config", str(config)],
+            cwd=REPO,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_until(
+            lambda: proc.poll() is not None or "matches no source topic" in log_path.read_text(),
+            timeout=60,
+            interval=0.5,
+            what="the warning in the log",
+        )
+        assert proc.poll() is None, log_path.read_text()[-3000:]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    warnings = [line for line in log_path.read_text().splitlines() if "matches no source topic" in line]
+    assert warnings and f"topics = {prefix}-d+" in warnings[0] and "backslash twice" in warnings[0], warnings
+    assert len(warnings) <= TASKS, "logged once per task, not on every refresh"

@@ -4,7 +4,9 @@ import pytest
 
 from replication import filters
 from replication.config import ClusterConfig, ConfigError, FlowConfig
-from replication.filters import GroupFilter, TopicFilter
+from replication.faults import FaultReporter
+from replication.filters import GroupFilter, TopicFilter, nothing_matched
+from replication.metrics import MetricsRegistry
 from replication.policy import ReplicationPolicy, is_cycle
 
 
@@ -109,3 +111,25 @@ def test_group_patterns_must_match_the_whole_name_and_exclude_wins() -> None:
     assert group_filter.should_replicate("orders-prod")
     assert not group_filter.should_replicate("orders-test")
     assert GroupFilter(flow()).should_replicate("checkout-service")
+
+
+def test_a_filter_that_selects_nothing_but_heartbeats_is_a_warning_naming_the_patterns() -> None:
+    config = flow(topics=("orders-d+",))
+    warning = nothing_matched(config, ["heartbeats", "us-east.heartbeats"], 7)
+    assert warning is not None and "orders-d+" in warning and "none of the 7 topics" in warning
+    assert "backslash twice" in warning
+    assert nothing_matched(config, ["heartbeats", "orders-7"], 7) is None
+
+
+def test_a_standing_warning_survives_records_flowing_and_lifts_when_it_no_longer_holds() -> None:
+    metrics = MetricsRegistry()
+    faults = FaultReporter(flow(), 0, metrics)
+    faults.stand("the topics filter matches no source topic: ...")
+    faults.clear()  # heartbeats flowing clear faults: not this one
+    assert faults.current == "the topics filter matches no source topic: ..."
+    faults.report("source: broker down")
+    faults.clear()
+    assert faults.current == "the topics filter matches no source topic: ..."
+    faults.stand(None)
+    assert faults.current is None
+    assert metrics.snapshot()["flows"][flow().name]["tasks"]["0"]["fault"] is None

@@ -14,7 +14,7 @@ from controlplane.clusters.services import client_settings
 from controlplane.flows import validation
 from controlplane.flows.models import Flow
 from replication.config import ClusterConfig, FlowConfig
-from replication.filters import TopicFilter
+from replication.filters import TopicFilter, nothing_matched
 from replication.loops import Edge, FlowGraph, describe
 from replication.policy import is_cycle, is_heartbeats_topic, is_internal_topic
 
@@ -38,6 +38,7 @@ def preview(values: dict[str, Any], instance: Flow | None) -> dict[str, Any]:
     result["topics"] = rows[:MAX_TOPICS]
     result["replicated"] = sum(1 for row in rows if row["replicated"])
     result["total"] = len(rows)
+    result["warning"] = nothing_matched(config, [row["topic"] for row in rows if row["replicated"]], len(rows))
     return result
 
 

@@ -51,14 +51,12 @@ function renderPreview(answer) {
   }
   count.textContent = `${answer.replicated} of ${answer.total} source topics`;
   const rows = answer.topics.map(topicRow);
-  clear(
-    box,
-    el(
-      "div",
-      { class: "scroll" },
-      table(["Source topic", "Replicated as"], rows, { empty: "The source cluster has no topics yet." }),
-    ),
+  const topics = el(
+    "div",
+    { class: "scroll" },
+    table(["Source topic", "Replicated as"], rows, { empty: "The source cluster has no topics yet." }),
   );
+  clear(box, answer.warning ? [alert("warn", answer.warning), topics] : topics);
 }
 
 async function refresh() {
