@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from datetime import timedelta
+from types import TracebackType
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -65,3 +68,34 @@ def release(lease: Lease, state: str, error: str = "", failure: str = "") -> Non
 
 def holds_live_lease(assignment: TaskAssignment) -> bool:
     return assignment.lease_expires_at is not None and assignment.lease_expires_at > timezone.now()
+
+
+class Kept:
+    """Renews a lease from a thread of its own while the task is in a call that its loop cannot interrupt: a start
+    that assigns thousands of partitions, or a refresh that adds many. Without it such a call outlasts the lease and
+    another worker takes the task over. `lost` says the renewal failed (the task was fenced); the caller stops."""
+
+    def __init__(self, lease: Lease) -> None:
+        self.lease = lease
+        self.lost = False
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._keep, name=f"lease-{lease.assignment_id}", daemon=True)
+
+    def __enter__(self) -> Kept:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def _keep(self) -> None:
+        try:
+            while not self._done.wait(lease_seconds() / 3):
+                if not renew(self.lease):
+                    self.lost = True
+                    return
+        finally:
+            connection.close()  # this thread's own database connection

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 
 from django.db import close_old_connections
 
@@ -85,7 +86,7 @@ def _replicate(assignment: TaskAssignment, lease: leases.Lease, stopping: thread
     # Task 0 also runs the flow's heartbeats, checkpoints and group offset sync, as the standalone runner does.
     side = SideEmitters(config, stopping).start() if assignment.task_id == 0 else None
     try:
-        task.start()
+        _kept(lease, task.start)
         tune_gc()  # this pool process now does nothing but replicate
         next_renew = 0.0
         while not stopping.is_set():
@@ -127,7 +128,15 @@ def _renew_or_stop(
         raise Stop("reassigned")  # partitions moved away: stop cleanly; the controller dispatches again
     if desired != owned:
         owned.update(desired)
-        task.refresh()
+        _kept(lease, task.refresh)
+
+
+def _kept(lease: leases.Lease, call: Callable[[], None]) -> None:
+    """Run a call that can outlast the lease (start, refresh) with the lease renewed meanwhile."""
+    with leases.Kept(lease) as kept:
+        call()
+    if kept.lost:
+        raise Stop("lease lost")
 
 
 def _status(registry: MetricsRegistry, task: ReplicationTask) -> TaskReport:

@@ -39,7 +39,8 @@ class FlowPreviewView(APIView):
         responses=START_RESPONSES,
         description="Queues the preview and answers 202 with the job at once; poll its `url`. The job's result: "
         "`topics` (topic, replicated, remote_topic, reason), `replicated`, `total`, `loops`, `refused`, `warning` "
-        "(null, or why the filter matches no source topic), and `error` when the source's topics could not be listed. One preview per user runs at a time (409).",
+        "(null, or why the filter matches no source topic), and `error` when the source's topics could not be "
+        "listed. One preview per user runs at a time (409).",
     )
     def post(self, request: Request) -> Response:
         serializer = PreviewSerializer(data=request.data)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.utils import timezone
@@ -46,3 +48,35 @@ def test_an_expired_lease_moves_and_fences_the_old_holder() -> None:
     leases.release(new, TaskState.STOPPED)
     assignment.refresh_from_db()
     assert assignment.worker is None and assignment.lease_expires_at is None
+
+
+@pytest.mark.django_db(transaction=True)  # the keeper's thread writes through a connection of its own
+def test_a_call_that_outlasts_the_lease_keeps_it_when_kept(settings: Any) -> None:
+    # Issue 17: a start that assigns 750 partitions took 33 s against a 15 s lease, and another worker took over.
+    settings.MIRRORPLANE_LEASE_SECONDS = 0.6
+    assignment = _assignment()
+    one, two = Worker.objects.create(name="w1"), Worker.objects.create(name="w2")
+    lease = leases.acquire(assignment.pk, one)
+    assert lease is not None
+    with leases.Kept(lease) as kept:
+        deadline = time.monotonic() + 2.0  # the long call: more than three lease periods
+        while time.monotonic() < deadline:
+            assert leases.acquire(assignment.pk, two) is None, "another worker took the task during the call"
+            time.sleep(0.05)
+    assert not kept.lost and leases.renew(lease)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_keeper_that_finds_the_task_fenced_says_so(settings: Any) -> None:
+    settings.MIRRORPLANE_LEASE_SECONDS = 0.6
+    assignment = _assignment()
+    one, two = Worker.objects.create(name="w1"), Worker.objects.create(name="w2")
+    lease = leases.acquire(assignment.pk, one)
+    assert lease is not None
+    with leases.Kept(lease) as kept:
+        TaskAssignment.objects.filter(pk=assignment.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+        assert leases.acquire(assignment.pk, two) is not None  # fenced: the epoch moved on
+        wait = time.monotonic() + 5
+        while not kept.lost and time.monotonic() < wait:
+            time.sleep(0.05)
+    assert kept.lost
