@@ -25,7 +25,7 @@ from replication.offsetsyncs import OffsetSyncEmitter
 from replication.producing import BatchProducer
 from replication.resume import Window
 from replication.runs import PartitionState, TaskListener
-from replication.starting import Resumer, plan_start, report_start, target_end_offsets
+from replication.starting import Resumer, plan_start, report_start, source_watermarks, target_end_offsets
 from replication.topics import TopicSync
 
 if TYPE_CHECKING:
@@ -248,16 +248,22 @@ class ReplicationTask:
         one verification of what crashed tasks left at the target after their stored positions."""
         remotes = {key: self.topic_sync.remote_topic(key[0]) for key in keys}
         ends = target_end_offsets(self.target_admin, [(remote, key[1]) for key, remote in remotes.items()])
-        windows = [self._add_partition(key, remote, ends.get((remote, key[1]))) for key, remote in remotes.items()]
+        marks = source_watermarks(self.topic_sync.source, keys)
+        windows = [
+            self._add_partition(key, remote, ends.get((remote, key[1])), marks.get(key))
+            for key, remote in remotes.items()
+        ]
         found = [window for window in windows if window is not None]
         if found:
             self.resumer.resume(found, self.states, lambda msg: self.producer.outgoing(msg, self.handler))
         self.committer.store_start_positions(keys, self._stored)
         return [TopicPartition(t, p, self.states[(t, p)].acked_next) for t, p in keys]
 
-    def _add_partition(self, key: TopicPartitionKey, remote: str, end: int | None) -> Window | None:
+    def _add_partition(
+        self, key: TopicPartitionKey, remote: str, end: int | None, marks: tuple[int, int] | None
+    ) -> Window | None:
         topic, partition = key
-        low, high = self._watermarks(topic, partition)
+        low, high = marks if marks is not None else self._watermarks(topic, partition)
         stored = self._stored.get(key)
         start = check_start(self.flow, topic, partition, stored, low, high)
         self.faults.data_loss(start.loss, topic, partition)

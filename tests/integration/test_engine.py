@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from confluent_kafka import TopicPartition
 from confluent_kafka.admin import (
@@ -11,12 +13,21 @@ from confluent_kafka.admin import (
     AclPermissionType,
     ConfigResource,
     NewPartitions,
+    NewTopic,
     ResourcePatternType,
     ResourceType,
 )
 
 from replication.dataloss import DataLossError
-from tests.support.kafka import admin, consume_all, create_topic, end_offsets, topic_partitions, unique_topic
+from tests.support.kafka import (
+    admin,
+    consume_all,
+    create_topic,
+    end_offsets,
+    topic_partitions,
+    unique_topic,
+    wait_until,
+)
 from tests.support.replication import drive, drive_for, make_flow, new_task, produce_known
 
 pytestmark = pytest.mark.kafka
@@ -140,6 +151,32 @@ def test_new_partitions_new_topics_and_config_changes_arrive_without_restart(kaf
         task.close()
     assert topic_partitions(dst, f"us-east.{first}") == 4
     assert end_offsets(dst, f"us-east.{first}", range(4)) == {0: 10, 1: 10, 2: 10, 3: 10}
+
+
+def test_a_hundred_new_partitions_are_picked_up_within_refresh_plus_ten_seconds(kafka_clusters: dict[str, str]) -> None:
+    # Issue 17: one blocking watermark call per new partition, each behind the fetch long-poll (~0.5 s), made
+    # 200 new partitions take 104 s. Their offsets now come from two ListOffsets calls for all of them.
+    src, dst = kafka_clusters["us-east"], kafka_clusters["backup"]
+    prefix = unique_topic("pickup")
+    create_topic(src, f"{prefix}-seed", partitions=1)
+    produce_known(src, f"{prefix}-seed", partitions=1, count=10)
+    task = new_task(make_flow(kafka_clusters, "us-east", "backup", f"{prefix}-.*", sync_topic_configs_enabled=False))
+    try:
+        drive([task], lambda: len(task.states) == 1 and task.states[(f"{prefix}-seed", 0)].acked_next == 10)
+        client = admin(src)
+        topics = [f"{prefix}-{i}" for i in range(10)]
+        for future in client.create_topics([NewTopic(name, 10, 1) for name in topics]).values():
+            future.result(timeout=30)
+        wait_until(lambda: all(topic_partitions(src, name) == 10 for name in topics), what="source metadata")
+        for name in topics:
+            produce_known(src, name, partitions=10, count=20)
+        created = time.monotonic()
+        drive([task], lambda: len(task.states) == 101, timeout=60, what="100 new partitions assigned")
+        picked_up = time.monotonic() - created
+        assert picked_up < task.flow.refresh_topics_interval_seconds + 10, f"picked up in {picked_up:.1f}s"
+        drive([task], lambda: all(_total(dst, f"us-east.{name}", 10) == 20 for name in topics), what="records")
+    finally:
+        task.close()
 
 
 def _remote_config(bootstrap: str, topic: str, name: str) -> str | None:
