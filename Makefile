@@ -77,7 +77,7 @@ clean: kafka-down
 
 # Benchmarks (bench/README.md): Mirrorplane beside Kafka's MirrorMaker on own clusters (21092+), or on running
 # ones given BENCH_CLUSTERS=src=host:port,dst=host:port. `bench` takes ~10 minutes; figures, not pass/fail.
-.PHONY: bench bench-quick
+.PHONY: bench bench-quick bench-scale
 BENCH_ARGS ?=
 bench: install
 	BENCH_CLUSTERS=$(BENCH_CLUSTERS) $(PY) -m bench $(BENCH_ARGS)
@@ -90,6 +90,10 @@ bench-quick: install
 # Facts are generated once into var/bench/; BENCH_ANALYTICS_ARGS="--rounds 3 --regenerate" to change that.
 .PHONY: bench-analytics
 BENCH_ANALYTICS_ARGS ?=
+# One flow of 1k, 3k and 10k partitions on the standalone runner: catch-up, pickup, idle CPU, memory (issue 17).
+bench-scale: install
+	BENCH_CLUSTERS=$(BENCH_CLUSTERS) $(PY) -m bench.scale $(BENCH_SCALE_ARGS)
+
 bench-api: install
 	$(PY) -m bench.controlplane_api $(BENCH_API_ARGS)
 

@@ -1,0 +1,192 @@
+"""`make bench-scale`: the standalone runner on one flow of 1k, 3k and 10k partitions (issue 17), so growth shows.
+
+For each size: N topics of 10 partitions are created and preloaded, and `python -m replication run` starts on a
+fresh source alias (no positions, no remote topics), with tasks.max tasks. Figures per size:
+- catch-up: seconds from the runner's launch until the target holds every record (remote topics created, every
+  partition assigned and copied);
+- pickup: 100 new partitions (10 topics of 10) created while it runs: seconds from their creation until their records
+  are at the target, against refresh.topics.interval.seconds + 10 s;
+- idle CPU: the runner's process tree's CPU over 10 s of no traffic, as % of one core;
+- memory: the tree's peak RSS, and per 1,000 partitions;
+- ERROR lines in the runner's log.
+The bench prints figures; it never fails on one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from confluent_kafka import Producer, TopicPartition
+from confluent_kafka.admin import NewTopic, OffsetSpec
+
+from bench.clusters import bench_clusters
+from bench.kafkaops import BenchError, admin, wait_for
+from bench.procs import Child, tree_cpu_seconds, tree_peak_rss_mb
+
+PARTITIONS_PER_TOPIC = 10
+REFRESH_SECONDS = 5
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class ScaleFigures:
+    partitions: int
+    topics: int
+    records: int
+    topics_created_s: float
+    catch_up_s: float
+    pickup_s: float
+    pickup_goal_s: float
+    idle_cpu_pct: float
+    peak_rss_mb: float
+    rss_mb_per_1k_partitions: float
+    error_lines: int
+
+
+def _create(bootstrap: str, topics: list[str]) -> float:
+    """Create the topics in batches of 100; seconds until their metadata shows every partition."""
+    started = time.monotonic()
+    client = admin(bootstrap)
+    for i in range(0, len(topics), 100):
+        batch = [NewTopic(t, PARTITIONS_PER_TOPIC, 1) for t in topics[i : i + 100]]
+        for future in client.create_topics(batch).values():
+            future.result(timeout=120)
+    wait_for(lambda: _all_present(bootstrap, topics), 300, "source topic metadata", interval=1)
+    return time.monotonic() - started
+
+
+def _all_present(bootstrap: str, topics: list[str]) -> bool:
+    listed = admin(bootstrap).list_topics(timeout=30).topics
+    return all(t in listed and len(listed[t].partitions) == PARTITIONS_PER_TOPIC for t in topics)
+
+
+def _produce(bootstrap: str, topics: list[str], per_partition: int) -> int:
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "queue.buffering.max.messages": 1_000_000})
+    sent = 0
+    for topic in topics:
+        for partition in range(PARTITIONS_PER_TOPIC):
+            for seq in range(per_partition):
+                producer.produce(topic, f"{topic}-{partition}-{seq}".encode().ljust(100, b"x"), partition=partition)
+                sent += 1
+            producer.poll(0)
+    if producer.flush(120) != 0:
+        raise BenchError("preload not acknowledged")
+    return sent
+
+
+def _target_total(bootstrap: str, remotes: list[str]) -> int:
+    """Records at the target over these remote topics (0 for one that does not exist yet), one ListOffsets call."""
+    client = admin(bootstrap)
+    listed = client.list_topics(timeout=30).topics
+    request = {
+        TopicPartition(t, p): OffsetSpec.latest()  # type: ignore[no-untyped-call]
+        for t in remotes
+        if t in listed
+        for p in range(len(listed[t].partitions))
+    }
+    if not request:
+        return 0
+    return sum(int(f.result(timeout=60).offset) for f in client.list_offsets(request, request_timeout=60).values())
+
+
+def _config(path: Path, alias: str, src: str, dst: str, pattern: str, tasks: int) -> Path:
+    path.write_text(
+        f"clusters = {alias}, dst\n"
+        f"{alias}.bootstrap.servers = {src}\n"
+        f"dst.bootstrap.servers = {dst}\n"
+        f"{alias}->dst.enabled = true\n"
+        f"{alias}->dst.topics = {pattern}\n"
+        f"tasks.max = {tasks}\n"
+        f"refresh.topics.interval.seconds = {REFRESH_SECONDS}\n"
+        "emit.checkpoints.enabled = false\n"
+        "sync.group.offsets.enabled = false\n"
+    )
+    return path
+
+
+def measure(src: str, dst: str, partitions: int, tasks: int, per_partition: int, out: Path) -> ScaleFigures:
+    run = uuid.uuid4().hex[:6]
+    prefix = f"scale{partitions}-{run}"
+    topics = [f"{prefix}-{i:04d}" for i in range(partitions // PARTITIONS_PER_TOPIC)]
+    created_s = _create(src, topics)
+    records = _produce(src, topics, per_partition)
+    alias = f"s{run}"
+    config = _config(out / f"scale-{partitions}.properties", alias, src, dst, f"{prefix}-.*", tasks)
+    log = out / f"scale-{partitions}.log"
+    child = Child([sys.executable, "-m", "replication", "run", "--config", str(config)], log, cwd=REPO)
+    remotes = [f"{alias}.{t}" for t in topics]
+    try:
+        wait_for(lambda: not child.running() or _target_total(dst, remotes) >= records, 1800, "catch-up", 1)
+        if not child.running():
+            raise BenchError(f"the runner exited:\n{child.log_tail()}")
+        catch_up = time.monotonic() - child.started
+
+        cpu_before, idle_started = tree_cpu_seconds(child.pid), time.monotonic()
+        time.sleep(10)  # the measured idle window, not a wait for a condition
+        idle_cpu = 100 * (tree_cpu_seconds(child.pid) - cpu_before) / (time.monotonic() - idle_started)
+
+        new = [f"{prefix}-new-{i}" for i in range(10)]
+        added = time.monotonic()
+        _create(src, new)
+        more = _produce(src, new, per_partition)
+        new_remotes = [f"{alias}.{t}" for t in new]
+        wait_for(lambda: _target_total(dst, new_remotes) >= more, 600, "pickup", 0.5)
+        pickup = time.monotonic() - added
+        rss = tree_peak_rss_mb(child.pid)
+    finally:
+        child.stop()
+    errors = [line for line in log.read_text(errors="replace").splitlines() if " ERROR " in line]
+    return ScaleFigures(
+        partitions=partitions,
+        topics=len(topics),
+        records=records,
+        topics_created_s=round(created_s, 1),
+        catch_up_s=round(catch_up, 1),
+        pickup_s=round(pickup, 1),
+        pickup_goal_s=REFRESH_SECONDS + 10,
+        idle_cpu_pct=round(idle_cpu, 1),
+        peak_rss_mb=round(rss, 1),
+        rss_mb_per_1k_partitions=round(rss / (partitions / 1000), 1),
+        error_lines=len(errors),
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1000,3000,10000", help="partitions per flow, comma-separated")
+    parser.add_argument("--tasks", type=int, default=4, help="tasks.max")
+    parser.add_argument("--records-per-partition", type=int, default=10)
+    parser.add_argument("--keep-clusters", action="store_true")
+    args = parser.parse_args(argv)
+    out = REPO / "var" / "bench" / f"scale-{time.strftime('%Y%m%d-%H%M%S')}"
+    out.mkdir(parents=True, exist_ok=True)
+    figures: list[ScaleFigures] = []
+    with bench_clusters(keep=args.keep_clusters) as clusters:
+        for size in (int(s) for s in args.sizes.split(",")):
+            result = measure(clusters.source, clusters.target, size, args.tasks, args.records_per_partition, out)
+            figures.append(result)
+            print(json.dumps(asdict(result)), flush=True)
+    header = (
+        f"{'partitions':>10} {'topics':>6} {'records':>8} {'create s':>8} {'catch-up s':>10} {'pickup s':>8} "
+        f"{'goal s':>6} {'idle CPU %':>10} {'peak RSS MB':>11} {'MB/1k p':>7} {'ERRORs':>6}"
+    )
+    print(f"\nstandalone runner, tasks.max {args.tasks}, refresh {REFRESH_SECONDS} s\n{header}")
+    for f in figures:
+        print(
+            f"{f.partitions:>10} {f.topics:>6} {f.records:>8} {f.topics_created_s:>8} {f.catch_up_s:>10} "
+            f"{f.pickup_s:>8} {f.pickup_goal_s:>6} {f.idle_cpu_pct:>10} {f.peak_rss_mb:>11} "
+            f"{f.rss_mb_per_1k_partitions:>7} {f.error_lines:>6}"
+        )
+    results = REPO / "bench" / "results"
+    results.mkdir(exist_ok=True)
+    (results / "scale-latest.json").write_text(json.dumps([asdict(f) for f in figures], indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
