@@ -246,7 +246,8 @@ class ReplicationTask:
     def _add_partitions(self, keys: list[TopicPartitionKey]) -> list[TopicPartition]:
         """Start each partition where replication.starting says: one target end-offset call for all of them, and
         one verification of what crashed tasks left at the target after their stored positions."""
-        remotes = {key: self.topic_sync.remote_topic(key[0]) for key in keys}
+        remotes = self._known_at_target({key: self.topic_sync.remote_topic(key[0]) for key in keys})
+        keys = list(remotes)
         ends = target_end_offsets(self.target_admin, [(remote, key[1]) for key, remote in remotes.items()])
         marks = source_watermarks(self.topic_sync.source, keys)
         windows = [
@@ -258,6 +259,37 @@ class ReplicationTask:
             self.resumer.resume(found, self.states, lambda msg: self.producer.outgoing(msg, self.handler))
         self.committer.store_start_positions(keys, self._stored)
         return [TopicPartition(t, p, self.states[(t, p)].acked_next) for t, p in keys]
+
+    def _known_at_target(self, remotes: dict[TopicPartitionKey, str]) -> dict[TopicPartitionKey, str]:
+        """The partitions whose remote partition the producer knows, waiting up to 30 s for metadata to show them.
+
+        A partition added to a source topic is added to its remote topic by whoever syncs topics (this task, task 0
+        or the control plane's provisioning), and a producer whose metadata predates that fails at once with
+        "Unknown partition", which stopped every task of a flow. A partition still unknown after the wait is left
+        for the next refresh, with a log line that says so.
+        """
+        needed: dict[str, int] = {}
+        for (_, partition), remote in remotes.items():
+            needed[remote] = max(needed.get(remote, 0), partition + 1)
+        deadline = time.monotonic() + 30
+        while True:
+            # One metadata request for every topic; its answer also updates the producer's own view of them.
+            listed = self.producer.producer.list_topics(timeout=10).topics
+            short = {r for r, n in needed.items() if r not in listed or len(listed[r].partitions) < n}
+            if not short or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        self.target_admin.list_topics(timeout=10)  # the end-offset call asks the leaders its client knows
+        if short:
+            log.warning(
+                "%s task %d: %d remote topics lack partitions at the target (e.g. %s): their new partitions wait "
+                "for the next refresh",
+                self.flow.name,
+                self.task_id,
+                len(short),
+                sorted(short)[0],
+            )
+        return {key: remote for key, remote in remotes.items() if key[1] < _count(listed, remote)}
 
     def _add_partition(
         self, key: TopicPartitionKey, remote: str, end: int | None, marks: tuple[int, int] | None
@@ -294,3 +326,8 @@ class ReplicationTask:
     @property
     def stats(self) -> dict[str, Any]:
         return {f"{k[0]}-{k[1]}": (s.acked_next, s.stored_next, s.hw) for k, s in self.states.items()}
+
+
+def _count(listed: dict[str, Any], topic: str) -> int:
+    meta = listed.get(topic)
+    return 0 if meta is None else len(meta.partitions)

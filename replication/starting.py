@@ -116,11 +116,14 @@ def target_end_offsets(admin: AdminClient, partitions: Sequence[RemotePartition]
     except KafkaException as exc:
         log.warning("target end offsets not read: %s", exc)
         return ends
+    unread: list[str] = []
     for tp, future in futures.items():
         try:
             ends[(tp.topic, tp.partition)] = int(future.result(timeout=60).offset)
         except (KafkaException, FutureTimeout) as exc:
-            log.warning("target end offset of %s [%d] not read: %s", tp.topic, tp.partition, exc)
+            unread.append(f"{tp.topic} [{tp.partition}]: {exc}")
+    if unread:  # one line, not one per partition: a new remote topic's metadata can lag for thousands
+        log.warning("target end offsets of %d partitions not read, e.g. %s", len(unread), unread[0])
     return ends
 
 

@@ -10,13 +10,15 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import NewPartitions, NewTopic
 
+from controlplane.orchestration.choices import TaskState
 from controlplane.orchestration.models import TaskAssignment
 from tests.controlplane.orchestration.factories import flow
 from tests.support.celery import Processes, start_celery
 from tests.support.kafka import admin, consume_to_end, end_offsets, topic_partitions, unique_topic, wait_until
 from tests.support.replication import produce_known, record_value
 
-pytestmark = [pytest.mark.kafka, pytest.mark.django_db(transaction=True)]
+# ~2 min on a 2-core machine: with the fault scenarios in `make test-faults` (and `make test-all`), not in CI.
+pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 TOPICS, PARTITIONS, PER_PARTITION, TASKS = 20, 100, 5, 4
 
 
@@ -40,7 +42,9 @@ def test_a_flow_of_2000_partitions_catches_up_and_takes_100_more_without_a_resta
     for t in topics:
         produce_known(src, t, PARTITIONS, PARTITIONS * PER_PARTITION)
     obj = flow(kafka_clusters, "us-west", "backup", f"{prefix}-.*", tasks_max=TASKS)
-    start_celery(celery_env, celery_processes, tmp_path, "w1", "beat", concurrency=TASKS)
+    start_celery(
+        celery_env, celery_processes, tmp_path, "w1", "beat", concurrency=TASKS + 1
+    )  # a slot per task, one pool process for the controller
     remotes = [f"us-west.{t}" for t in topics]
     started = time.monotonic()
     want = TOPICS * PARTITIONS * PER_PARTITION
@@ -66,7 +70,9 @@ def test_a_flow_of_2000_partitions_catches_up_and_takes_100_more_without_a_resta
 
     assignments = list(TaskAssignment.objects.filter(flow=obj))
     assert {a.task_id: a.epoch for a in assignments} == epochs, "a task restarted or lost its lease"
-    assert all(a.state == "running" and not a.last_error for a in assignments), [a.last_error for a in assignments]
+    assert all(a.state == TaskState.RUNNING and not a.last_error for a in assignments), [
+        a.last_error for a in assignments
+    ]
     placed = sorted(tuple(tp) for a in assignments for tp in a.partitions if tp[0] == grown)
     assert placed == [(grown, p) for p in range(PARTITIONS * 2)]
     log = (tmp_path / "w1.log").read_text()
