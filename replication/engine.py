@@ -205,7 +205,7 @@ class ReplicationTask:
         now = self.clock()
         self._next_refresh = now + self.flow.refresh_topics_interval_seconds
         topics = self.topic_sync.source_topics()
-        self.faults.stand(nothing_matched(self.flow, topics, self.topic_sync.listed))
+        self.faults.warn(nothing_matched(self.flow, topics, self.topic_sync.listed))
         written = {state.topic for state in self.states.values() if state.last_downstream >= 0}
         deleted = self.topic_sync.missing_remote_topics(sorted(written))
         if deleted:

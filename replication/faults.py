@@ -24,7 +24,7 @@ class FaultReporter:
         self.task_id = task_id
         self.metrics = metrics
         self.current: str | None = None
-        self.standing: str | None = None  # a configuration problem that records flowing do not clear
+        self.warning: str | None = None
 
     def report(self, fault: str) -> None:
         if fault != self.current:
@@ -33,26 +33,22 @@ class FaultReporter:
         self.metrics.report_fault(self.flow.name, self.task_id, fault)
 
     def clear(self) -> None:
-        """The task works again: its fault goes, except a standing warning, which stays until it no longer holds."""
-        if self.current is not None and self.current != self.standing:
+        if self.current is not None:
             log.info("%s task %d: recovered from: %s", self.flow.name, self.task_id, self.current)
             self.current = None
-        if self.standing is not None:
-            self.current = self.standing
-            self.metrics.report_fault(self.flow.name, self.task_id, self.standing)
-        else:
-            self.metrics.clear_fault(self.flow.name, self.task_id)
+        self.metrics.clear_fault(self.flow.name, self.task_id)
 
-    def stand(self, warning: str | None) -> None:
-        """Set (logged once) or lift a standing warning, e.g. a topic filter that matches nothing."""
-        if warning == self.standing:
+    def warn(self, warning: str | None) -> None:
+        """Set (logged once) or lift a warning: a configuration problem that leaves the task healthy, such as a
+        topic filter that matches nothing (normal for a failback flow before the failover, so not a fault)."""
+        if warning == self.warning:
             return
-        lifted, self.standing = self.standing, None
         if warning is not None:
-            self.report(warning)
-            self.standing = warning
-        elif lifted is not None and self.current == lifted:
-            self.clear()
+            log.warning("%s task %d: %s", self.flow.name, self.task_id, warning)
+        elif self.warning is not None:
+            log.info("%s task %d: no longer: %s", self.flow.name, self.task_id, self.warning)
+        self.warning = warning
+        self.metrics.set_warning(self.flow.name, self.task_id, warning)
 
     def check_stall(self, producer: BatchProducer, stall_seconds: float) -> None:
         # The producer times acknowledgements on the monotonic clock, whatever clock the task was given.

@@ -28,6 +28,7 @@ TaskSnapshot = TypedDict(
         "error": str | None,  # why it failed
         "fault": str | None,  # a lasting condition (a broker unreachable), until cleared
         "fault-since": float | None,  # epoch seconds of its first report since the last clear
+        "warning": str | None,  # a configuration problem that leaves the task healthy (a filter matching nothing)
     },
 )
 PartitionSnapshot = TypedDict(
@@ -84,6 +85,7 @@ class TaskStatus:
     error: str | None = None
     fault: str | None = None
     fault_since: float | None = None  # epoch seconds of the first report since the last clear
+    warning: str | None = None  # e.g. the topic filter matches no source topic; not a fault: health ignores it
 
 
 @dataclass
@@ -98,7 +100,7 @@ class MetricsRegistry:
     The engine calls it once per partition batch, never per record. `snapshot()` is a `Snapshot`::
 
         {"flows": {flow: {
-            "tasks": {"0": {"state": "RUNNING", "error": None, "fault": None, "fault-since": None}},
+            "tasks": {"0": {"state": "RUNNING", "error": None, "fault": None, "fault-since": None, "warning": None}},
             "partitions": {"orders-3": {
                 "topic": "orders", "partition": 3, "record-count": 10, "byte-count": 512,
                 "replication-latency-ms": {"min", "max", "avg", "p50", "p95", "p99",  # over the window; None if idle
@@ -192,6 +194,10 @@ class MetricsRegistry:
                 status.fault_since = now
             status.fault = fault
 
+    def set_warning(self, flow: str, task: int, warning: str | None) -> None:
+        with self._lock:
+            self._task(flow, task).warning = warning
+
     def clear_fault(self, flow: str, task: int) -> None:
         with self._lock:
             status = self._task(flow, task)
@@ -212,7 +218,13 @@ class MetricsRegistry:
 
 def _flow_snapshot(flow: FlowMetrics, now: float) -> FlowSnapshot:
     tasks: dict[str, TaskSnapshot] = {
-        str(task): {"state": s.state, "error": s.error, "fault": s.fault, "fault-since": s.fault_since}
+        str(task): {
+            "state": s.state,
+            "error": s.error,
+            "fault": s.fault,
+            "fault-since": s.fault_since,
+            "warning": s.warning,
+        }
         for task, s in sorted(flow.tasks.items())
     }
     partitions = {

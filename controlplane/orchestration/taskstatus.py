@@ -95,6 +95,7 @@ class TaskStatus:
     unplaced_reason: str = ""
     idle_reason: str = ""
     fault: str | None = None
+    warning: str | None = None
     desired_partitions: list[list[str | int]] = field(default_factory=list)
     reported_partitions: list[list[str | int]] = field(default_factory=list)
     mismatch: Mismatch = field(default_factory=Mismatch)

@@ -193,8 +193,10 @@ def test_sigkill_three_times_at_least_once_leaves_every_record_exactly_once(
         point = replicated() + step
         kill_points.append(point)
         proc = start_replicator(config, log)
+        # Under load the poll can miss the point by a whole run (the replicator copies ~100k records/s): a run
+        # that finds everything copied already has nothing left to reach, and is killed all the same.
         wait_until(
-            lambda point=point, proc=proc: replicated() >= point or proc.poll() is not None,
+            lambda point=point, proc=proc: replicated() >= min(point, total) or proc.poll() is not None,
             timeout=180,
             interval=0.05,
             what=f"{point} records at the target",

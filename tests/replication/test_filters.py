@@ -121,15 +121,13 @@ def test_a_filter_that_selects_nothing_but_heartbeats_is_a_warning_naming_the_pa
     assert nothing_matched(config, ["heartbeats", "orders-7"], 7) is None
 
 
-def test_a_standing_warning_survives_records_flowing_and_lifts_when_it_no_longer_holds() -> None:
+def test_a_warning_is_not_a_fault_and_lifts_when_it_no_longer_holds() -> None:
     metrics = MetricsRegistry()
     faults = FaultReporter(flow(), 0, metrics)
-    faults.stand("the topics filter matches no source topic: ...")
-    faults.clear()  # heartbeats flowing clear faults: not this one
-    assert faults.current == "the topics filter matches no source topic: ..."
+    faults.warn("the topics filter matches no source topic: ...")
     faults.report("source: broker down")
-    faults.clear()
-    assert faults.current == "the topics filter matches no source topic: ..."
-    faults.stand(None)
-    assert faults.current is None
-    assert metrics.snapshot()["flows"][flow().name]["tasks"]["0"]["fault"] is None
+    faults.clear()  # records flowing clear faults, not the warning
+    task = metrics.snapshot()["flows"][flow().name]["tasks"]["0"]
+    assert (task["fault"], task["warning"]) == (None, "the topics filter matches no source topic: ...")
+    faults.warn(None)
+    assert metrics.snapshot()["flows"][flow().name]["tasks"]["0"]["warning"] is None

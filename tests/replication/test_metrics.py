@@ -148,8 +148,14 @@ def test_task_state_and_faults(registry: MetricsRegistry) -> None:
     registry.set_task_state("f", 1, "FAILED", "boom")
     tasks = registry.snapshot()["flows"]["f"]["tasks"]
     assert tasks == {
-        "0": {"state": "RUNNING", "error": None, "fault": "consumer: still unreachable", "fault-since": 1700000000.0},
-        "1": {"state": "FAILED", "error": "boom", "fault": None, "fault-since": None},
+        "0": {
+            "state": "RUNNING",
+            "error": None,
+            "fault": "consumer: still unreachable",
+            "fault-since": 1700000000.0,
+            "warning": None,
+        },
+        "1": {"state": "FAILED", "error": "boom", "fault": None, "fault-since": None, "warning": None},
     }
     registry.clear_fault("f", 0)
     assert registry.snapshot()["flows"]["f"]["tasks"]["0"]["fault"] is None

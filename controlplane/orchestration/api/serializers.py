@@ -82,6 +82,11 @@ class TaskStatusSerializer(serializers.Serializer[Any]):
     fault = serializers.CharField(
         allow_null=True, help_text="a lasting condition the running task reports (a broker unreachable); null: none"
     )
+    warning = serializers.CharField(
+        allow_null=True,
+        help_text="a configuration problem that leaves the task healthy, e.g. its topic filter matches no source "
+        "topic (normal for a failback flow before its failover); null: none",
+    )
     desired_partitions = _topic_partitions("the partitions the controller assigned it")
     reported_partitions = _topic_partitions("the partitions it reports replicating")
     mismatch = MismatchSerializer()

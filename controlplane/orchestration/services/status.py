@@ -94,6 +94,7 @@ def _task_status(assignment: TaskAssignment, plan: FlowPlan | None = None) -> Ta
         unplaced_reason=assignment.unplaced_reason,
         idle_reason=_idle_reason(assignment, plan),
         fault=task["fault"] if task else None,
+        warning=task.get("warning") if task else None,  # absent in the status of older versions
         desired_partitions=assignment.partitions,
         reported_partitions=assignment.reported_partitions,
         mismatch=mismatch(assignment),

@@ -77,7 +77,8 @@ function whereText(task) {
 function taskError(task) {
   if (task.placement === "unplaced") return task.unplaced_reason;
   if (task.state === "FAILED") return task.last_error;
-  return task.fault ?? "";
+  if (task.fault) return task.fault;
+  return task.warning ? `warning: ${task.warning}` : "";
 }
 
 function partitionRows(task) {
