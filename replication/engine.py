@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 
 from replication import positions
-from replication.clients import ClientFactory, position_reader_config
+from replication.clients import ClientFactory, consumer_config, position_reader_config
 from replication.committing import PositionCommitter
 from replication.config import FlowConfig
 from replication.dataloss import check_start, loss_on_out_of_range
@@ -249,7 +249,8 @@ class ReplicationTask:
         remotes = self._known_at_target({key: self.topic_sync.remote_topic(key[0]) for key in keys})
         keys = list(remotes)
         ends = target_end_offsets(self.target_admin, [(remote, key[1]) for key, remote in remotes.items()])
-        marks = source_watermarks(self.topic_sync.source, keys)
+        read_committed = consumer_config(self.flow, self.task_id)["isolation.level"] == "read_committed"
+        marks = source_watermarks(self.topic_sync.source, keys, read_committed)
         windows = [
             self._add_partition(key, remote, ends.get((remote, key[1])), marks.get(key))
             for key, remote in remotes.items()

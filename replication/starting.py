@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import Consumer, IsolationLevel, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from replication.clients import ClientFactory, position_reader_config
@@ -127,10 +127,13 @@ def target_end_offsets(admin: AdminClient, partitions: Sequence[RemotePartition]
     return ends
 
 
-def source_watermarks(admin: AdminClient, keys: Sequence[RemotePartition]) -> dict[RemotePartition, tuple[int, int]]:
+def source_watermarks(
+    admin: AdminClient, keys: Sequence[RemotePartition], read_committed: bool
+) -> dict[RemotePartition, tuple[int, int]]:
     """Log start and end offsets of many source partitions: two ListOffsets calls in flight together, instead of
     one blocking watermark call per partition (each waited behind the consumer's fetch long-poll, ~0.5 s: 104 s to
     pick up 200 partitions). A partition left out (not in the broker's metadata yet) is the caller's to ask alone.
+    The end is what the task's consumer would see: the last stable offset when it reads committed records.
     """
     if not keys:
         return {}
@@ -138,9 +141,12 @@ def source_watermarks(admin: AdminClient, keys: Sequence[RemotePartition]) -> di
         "low": OffsetSpec.earliest(),  # type: ignore[no-untyped-call]  # the stub leaves it unannotated
         "high": OffsetSpec.latest(),  # type: ignore[no-untyped-call]
     }
+    isolation = IsolationLevel.READ_COMMITTED if read_committed else IsolationLevel.READ_UNCOMMITTED
     try:
         calls = {
-            name: admin.list_offsets({TopicPartition(t, p): spec for t, p in keys}, request_timeout=30)
+            name: admin.list_offsets(
+                {TopicPartition(t, p): spec for t, p in keys}, isolation_level=isolation, request_timeout=30
+            )
             for name, spec in specs.items()
         }
     except KafkaException as exc:
