@@ -55,7 +55,7 @@ def _create(bootstrap: str, topics: list[str]) -> float:
     client = admin(bootstrap)
     for i in range(0, len(topics), 100):
         batch = [NewTopic(t, PARTITIONS_PER_TOPIC, 1) for t in topics[i : i + 100]]
-        for future in client.create_topics(batch).values():
+        for future in client.create_topics(batch, request_timeout=120, operation_timeout=120).values():
             future.result(timeout=120)
     wait_for(lambda: _all_present(bootstrap, topics), 300, "source topic metadata", interval=1)
     return time.monotonic() - started
