@@ -262,17 +262,18 @@ class ReplicationTask:
         return [TopicPartition(t, p, self.states[(t, p)].acked_next) for t, p in keys]
 
     def _known_at_target(self, remotes: dict[TopicPartitionKey, str]) -> dict[TopicPartitionKey, str]:
-        """The partitions whose remote partition the producer knows, waiting up to 30 s for metadata to show them.
+        """The partitions whose remote partition the producer knows, waiting up to 5 s for metadata to show them.
 
         A partition added to a source topic is added to its remote topic by whoever syncs topics (this task, task 0
         or the control plane's provisioning), and a producer whose metadata predates that fails at once with
         "Unknown partition", which stopped every task of a flow. A partition still unknown after the wait is left
-        for the next refresh, with a log line that says so.
+        for the next refresh, with a log line that says so: the wait is short because the loop that renews a control
+        plane task's lease may be the one waiting.
         """
         needed: dict[str, int] = {}
         for (_, partition), remote in remotes.items():
             needed[remote] = max(needed.get(remote, 0), partition + 1)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 5
         while True:
             # One metadata request for every topic; its answer also updates the producer's own view of them.
             listed = self.producer.producer.list_topics(timeout=10).topics
