@@ -64,9 +64,10 @@ class PartitionStatus:
             byte_count=snapshot["byte-count"],
             lost_records=snapshot["record-lost-count"],
             last_loss_reason=snapshot["last-loss-reason"],
-            resume_skipped=snapshot["resume-skipped-count"],
-            resume_mismatches=snapshot["resume-mismatch-count"],
-            last_resume_mismatch=snapshot["last-resume-mismatch"],
+            # Absent from a status an older version stored (a paused flow keeps it until it runs again).
+            resume_skipped=snapshot.get("resume-skipped-count", 0),
+            resume_mismatches=snapshot.get("resume-mismatch-count", 0),
+            last_resume_mismatch=snapshot.get("last-resume-mismatch"),
         )
 
 

@@ -67,3 +67,22 @@ def test_the_status_api_serves_a_reported_task_and_an_idle_one_with_every_field_
     assert figures == ("t", 1500, 7, 42)
     assert partition["latency_p99_ms"] is not None and reported["mismatch"] == {"missing": [], "unexpected": []}
     assert (idle["placement"], idle["partitions"], idle["fault"]) == ("idle", [], None)
+
+
+@pytest.mark.django_db
+def test_a_status_stored_by_an_older_version_is_still_served(api: Callable[[str | None], APIClient]) -> None:
+    # Found on a restarted `make demo`: statuses written before the resume metrics (and the warning) existed made
+    # the status API and the sampler raise KeyError until every task had reported again; a paused flow never does.
+    obj = flow(CLUSTERS, "a", "b", "t")
+    old = report()
+    for task in old["metrics"]["tasks"].values():
+        del task["warning"]  # type: ignore[misc]
+    for partition in old["metrics"]["partitions"].values():
+        for key in ("resume-skipped-count", "resume-mismatch-count", "last-resume-mismatch"):
+            del partition[key]  # type: ignore[misc]
+    TaskAssignment.objects.create(flow=obj, task_id=0, partitions=[["t", 0]], status=old)
+    response = api("viewer").get(f"/api/v1/flows/{obj.pk}/status/")
+    assert response.status_code == 200, response.content
+    (partition,) = response.json()["tasks"][0]["partitions"]
+    assert (partition["record_count"], partition["resume_skipped"], partition["last_resume_mismatch"]) == (42, 0, None)
+    assert response.json()["tasks"][0]["warning"] is None
