@@ -246,6 +246,8 @@ class ReplicationTask:
     def _add_partitions(self, keys: list[TopicPartitionKey]) -> list[TopicPartition]:
         """Start each partition where replication.starting says: one target end-offset call for all of them, and
         one verification of what crashed tasks left at the target after their stored positions."""
+        if not keys:
+            return []  # most refreshes: no metadata or offset requests for nothing
         remotes = self._known_at_target({key: self.topic_sync.remote_topic(key[0]) for key in keys})
         keys = list(remotes)
         ends = target_end_offsets(self.target_admin, [(remote, key[1]) for key, remote in remotes.items()])
