@@ -8,6 +8,7 @@ WINDOW_SECONDS = 60.0
 WINDOW_SAMPLES = 1024
 QUANTILES = ((50, "p50", "0.5"), (95, "p95", "0.95"), (99, "p99", "0.99"))  # percent, snapshot key, label
 _STAT_KEYS = ("min", "max", "avg", "p50", "p95", "p99")
+STATS_KEYS = (*_STAT_KEYS, "sum", "count")  # every key of stats(), in a fixed order
 
 
 class Distribution:

@@ -43,7 +43,7 @@ class TaskAssignment(models.Model):
         default="",
         help_text="why the task failed (DATA_LOSS: stopped until the flow is restarted); empty unless FAILED",
     )
-    status = models.JSONField(default=dict, help_text="metrics snapshot of this task's partitions")
+    status = models.JSONField(default=dict, help_text="the task's own metrics and its totals (taskstatus.TaskReport)")
     release_requested = models.BooleanField(default=False)
     unplaced_reason = models.TextField(
         blank=True, default="", help_text="why the controller could not place the task on a worker; empty when placed"
@@ -76,3 +76,22 @@ class FlowPlan(models.Model):
     )
     provision_dispatched_at = models.DateTimeField(null=True, blank=True, help_text="last provisioning job queued")
     provision_error = models.TextField(blank=True, default="", help_text="why the last provisioning failed")
+
+
+class PartitionReport(models.Model):
+    """One source partition of a flow as the task replicating it last reported it (``taskstatus.compact``). Written
+    only when its snapshot changed; the task that took the partition over overwrites it."""
+
+    flow = models.ForeignKey("flows.Flow", on_delete=models.CASCADE, related_name="partition_reports")
+    assignment = models.ForeignKey(TaskAssignment, on_delete=models.CASCADE, related_name="partition_reports")
+    topic = models.CharField(max_length=255)
+    partition = models.PositiveIntegerField()
+    lag = models.BigIntegerField(null=True, blank=True, help_text="copied out of the snapshot to sort by it")
+    snapshot = models.JSONField(default=list, help_text="the partition's metrics, taskstatus.compact")
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["flow", "topic", "partition"], name="unique_partition_report_per_flow")
+        ]
+        ordering = ["flow_id", "topic", "partition"]

@@ -8,16 +8,17 @@ controller does once an imbalance has lasted the configured delay.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
 TopicPartition = tuple[str, int]
 Plan = dict[int, list[TopicPartition]]
 
 
-def runs(task_id: int, partitions: Sequence[object]) -> bool:
+def runs(task_id: int, partitions: int) -> bool:
     """Whether a task needs a runner: task 0 always (it emits the flow's heartbeats and checkpoints, which a
-    failback flow needs before its source has any matching topic), any other task when it has partitions."""
-    return task_id == 0 or len(partitions) > 0
+    failback flow needs before its source has any matching topic), any other task when it has partitions (their
+    number)."""
+    return task_id == 0 or partitions > 0
 
 
 def plan_assignment(

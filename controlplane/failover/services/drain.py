@@ -16,7 +16,7 @@ from controlplane.failover.results import DrainResult, DrainSample
 from controlplane.failover.services import context, kafka
 from controlplane.flows.services import flow_config
 from controlplane.monitoring.services.health import totals
-from controlplane.orchestration.services.status import flow_status
+from controlplane.orchestration.services.status import flow_status, reported_partitions
 from controlplane.orchestration.taskstatus import FlowStatus
 from replication.policy import ReplicationPolicy, is_heartbeats_topic, is_internal_topic
 
@@ -70,7 +70,7 @@ def _still(trend: tuple[DrainSample, ...]) -> bool:
 def _source_end(failover: Failover, status: FlowStatus, policy: ReplicationPolicy) -> tuple[int | None, str]:
     """The sum of the source end offsets of the data partitions the flow replicates (None if unknown, with why).
     Heartbeat and internal topics are left out: replication itself writes them every second or so."""
-    reported = {(p.topic, p.partition) for task in status.tasks for p in task.partitions}
+    reported = reported_partitions(status.flow)
     partitions = sorted((t, p) for t, p in reported if not is_heartbeats_topic(policy, t) and not is_internal_topic(t))
     if not partitions:
         return None, ""

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import Q, QuerySet, TextField
+from django.db.models.functions import Cast
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.parsers import JSONParser
@@ -16,7 +18,7 @@ from rest_framework.response import Response
 from controlplane.audit.api.viewsets import AuditedModelViewSet
 from controlplane.audit.services import snapshot
 from controlplane.clusters.api.serializers import ClusterSerializer
-from controlplane.core.pagination import OptInLimitOffsetPagination
+from controlplane.core.pagination import LimitOffsetPagination100
 from controlplane.flows import mm2, mm2import, offsets, services
 from controlplane.flows.api.parsers import PlainTextParser
 from controlplane.flows.api.serializers import (
@@ -30,13 +32,34 @@ from controlplane.flows.api.serializers import (
 )
 from controlplane.flows.models import Flow
 
+SEARCH = OpenApiParameter(
+    "search", OpenApiTypes.STR, description="only flows whose source or target alias or a topic filter contains it"
+)
+
 
 class FlowViewSet(AuditedModelViewSet[Flow]):
     queryset = Flow.objects.select_related("source", "target").order_by("pk")
     serializer_class = FlowSerializer
-    pagination_class = OptInLimitOffsetPagination
+    pagination_class = LimitOffsetPagination100
     audit_name = "flow"
     operator_actions = ("pause", "resume", "restart")
+
+    def get_queryset(self) -> QuerySet[Flow]:
+        """The list filtered by ``search``: a part of the source's or target's alias or of a topic filter."""
+        flows = super().get_queryset()
+        search = self.request.query_params.get("search", "").strip() if self.action == "list" else ""
+        if not search:
+            return flows
+        topics = Cast("topics", output_field=TextField())
+        matches = (
+            Q(source__alias__icontains=search) | Q(target__alias__icontains=search) | Q(topics_text__icontains=search)
+        )
+        return flows.annotate(topics_text=topics).filter(matches)
+
+    @extend_schema(parameters=[SEARCH])
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Flows by id, 100 per page (`limit` up to 1000, `offset`), optionally only those matching `search`."""
+        return super().list(request, *args, **kwargs)
 
     @extend_schema(request=None, responses=FlowSerializer)
     @action(detail=True, methods=["post"])

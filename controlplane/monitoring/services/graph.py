@@ -13,15 +13,18 @@ from controlplane.flows.models import Flow
 from controlplane.monitoring.choices import UNHEALTHY
 from controlplane.monitoring.models import ClusterObservation, FlowObservation
 from controlplane.monitoring.services.health import health, totals
-from controlplane.monitoring.services.sampling import live_rate
-from controlplane.orchestration.services.status import capacity_status, flow_status
+from controlplane.monitoring.services.sampling import live_rates
+from controlplane.orchestration.services.status import capacity_status, flow_statuses
+from controlplane.orchestration.taskstatus import FlowStatus
 
 
 def dashboard(now: datetime | None = None) -> dict[str, Any]:
     now = now or timezone.now()
     clusters = list(Cluster.objects.select_related("observation"))
     flows = list(Flow.objects.select_related("source", "target"))
-    edges = [edge(flow, now) for flow in flows]
+    statuses = flow_statuses(flows)
+    rates = live_rates(flows, now)
+    edges = [edge(flow, statuses[flow.pk], rates[flow.pk]) for flow in flows]
     return {
         "at": now.isoformat(),
         "nodes": [node(cluster) for cluster in clusters],
@@ -43,8 +46,7 @@ def node(cluster: Cluster) -> dict[str, Any]:
     }
 
 
-def edge(flow: Flow, now: datetime) -> dict[str, Any]:
-    status = flow_status(flow)
+def edge(flow: Flow, status: FlowStatus, records_per_second: float) -> dict[str, Any]:
     flow_totals = totals(status)
     return {
         "id": flow.pk,
@@ -54,7 +56,7 @@ def edge(flow: Flow, now: datetime) -> dict[str, Any]:
         "target": flow.target.alias,
         "health": str(health(status, flow_totals)),
         "paused": flow.paused,
-        "records_per_second": live_rate(flow, flow_totals, now),
+        "records_per_second": records_per_second,
         "lag": flow_totals.lag,
         "latency_p99_ms": flow_totals.latency_p99_ms,
         "errors": flow_totals.errors[:3],

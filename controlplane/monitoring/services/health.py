@@ -25,14 +25,14 @@ class FlowTotals:
 
 
 def totals(status: FlowStatus) -> FlowTotals:
-    partitions = [p for task in status.tasks for p in task.partitions]
-    lags = [p.lag for p in partitions if p.lag is not None]
-    p99s = [p.latency_p99_ms for p in partitions if p.latency_p99_ms is not None]
+    """The flow's tasks' totals summed (each task sums its partitions when it reports)."""
+    lags = [t.lag for t in status.tasks if t.lag is not None]
+    p99s = [t.latency_p99_ms for t in status.tasks if t.latency_p99_ms is not None]
     return FlowTotals(
-        records=sum(p.record_count for p in partitions),
+        records=sum(t.records for t in status.tasks),
         lag=sum(lags) if lags else None,
         latency_p99_ms=max(p99s) if p99s else None,
-        partitions=len(partitions),
+        partitions=sum(t.partition_count for t in status.tasks),
         errors=errors(status),
         unplaced=unplaced(status),
     )
@@ -66,7 +66,7 @@ def health(status: FlowStatus, flow_totals: FlowTotals | None = None) -> Health:
     flow_totals = flow_totals or totals(status)
     if flow_totals.errors:  # a task that cannot be placed replicates nothing: failing, with the reason
         return Health.FAILING
-    tasks = [t for t in status.tasks if runs(t.task_id, t.desired_partitions)]
+    tasks = [t for t in status.tasks if runs(t.task_id, t.desired_count)]
     if not tasks or any(t.state != TaskState.RUNNING or not t.live for t in tasks):
         return Health.STARTING
     if flow_totals.lag is not None and flow_totals.lag > LAGGING_RECORDS:

@@ -28,6 +28,7 @@ class PartitionStatusSerializer(serializers.Serializer[Any]):
 
     topic = serializers.CharField(help_text="source topic")
     partition = serializers.IntegerField()
+    task_id = serializers.IntegerField(allow_null=True, help_text="the task that reported it")
     position = serializers.IntegerField(allow_null=True, help_text="next source offset to replicate; null: not yet")
     lag = serializers.IntegerField(
         allow_null=True, help_text="source end offset minus the replicated position; null: not yet known"
@@ -56,8 +57,10 @@ class PartitionStatusSerializer(serializers.Serializer[Any]):
 class MismatchSerializer(serializers.Serializer[Any]):
     """Desired versus actual assignment (uReplicator's validation)."""
 
-    missing = _topic_partitions("desired partitions the task does not report replicating")
-    unexpected = _topic_partitions("partitions the task reports and is not assigned")
+    missing = _topic_partitions("desired partitions the task does not report replicating (the first 20)")
+    unexpected = _topic_partitions("partitions the task reports and is not assigned (the first 20)")
+    missing_count = serializers.IntegerField(help_text="how many are missing")
+    unexpected_count = serializers.IntegerField(help_text="how many are unexpected")
 
 
 class TaskStatusSerializer(serializers.Serializer[Any]):
@@ -87,10 +90,34 @@ class TaskStatusSerializer(serializers.Serializer[Any]):
         help_text="a configuration problem that leaves the task healthy, e.g. its topic filter matches no source "
         "topic (normal for a failback flow before its failover); null: none",
     )
-    desired_partitions = _topic_partitions("the partitions the controller assigned it")
-    reported_partitions = _topic_partitions("the partitions it reports replicating")
+    desired_count = serializers.IntegerField(help_text="partitions the controller assigned it")
+    reported_count = serializers.IntegerField(help_text="partitions it reports replicating")
     mismatch = MismatchSerializer()
-    partitions = PartitionStatusSerializer(many=True, help_text="one per partition it reports, with its metrics")
+    partition_count = serializers.IntegerField(help_text="partitions it reports (listed in the flow's `partitions`)")
+    records = serializers.IntegerField(help_text="records its partitions replicated since it started")
+    lag = serializers.IntegerField(allow_null=True, help_text="its partitions' lag summed; null: none known yet")
+    latency_p99_ms = serializers.FloatField(allow_null=True, help_text="the highest p99 of its partitions; null: idle")
+    lost_records = serializers.IntegerField(help_text="records its partitions could no longer replicate")
+
+
+class PartitionPageSerializer(serializers.Serializer[Any]):
+    """One page of the flow's partitions (query parameters `limit`, `offset`, `topic`, `order`)."""
+
+    count = serializers.IntegerField(help_text="partitions matching the topic filter")
+    offset = serializers.IntegerField()
+    limit = serializers.IntegerField()
+    topic = serializers.CharField(allow_blank=True, help_text="the topic filter: a part of the name; empty: all")
+    order = serializers.ChoiceField(choices=[("partition", "by topic and partition"), ("-lag", "highest lag first")])
+    results = PartitionStatusSerializer(many=True, help_text="the page's partitions, with their metrics")
+
+
+class PartitionQuerySerializer(serializers.Serializer[Any]):
+    """Which page of the flow's partitions the status includes."""
+
+    limit = serializers.IntegerField(min_value=0, max_value=1000, default=100, help_text="partitions per page")
+    offset = serializers.IntegerField(min_value=0, default=0)
+    topic = serializers.CharField(required=False, default="", allow_blank=True, max_length=255)
+    order = serializers.ChoiceField(choices=["partition", "-lag"], default="partition")
 
 
 class ProvisioningSerializer(serializers.Serializer[Any]):
@@ -117,3 +144,4 @@ class FlowStatusSerializer(serializers.Serializer[Any]):
     )
     tasks = TaskStatusSerializer(many=True)
     unplaced = serializers.IntegerField(help_text="tasks no live worker has a free slot for")
+    partitions = PartitionPageSerializer(help_text="a page of the partitions its tasks report")

@@ -10,19 +10,24 @@ from rest_framework.views import APIView
 
 from controlplane.core.permissions import IsViewer
 from controlplane.flows.models import Flow
-from controlplane.orchestration.api.serializers import FlowStatusSerializer
+from controlplane.orchestration.api.serializers import FlowStatusSerializer, PartitionQuerySerializer
 from controlplane.orchestration.services import status
+from controlplane.orchestration.taskstatus import PartitionPage
 
 
 class FlowStatusView(APIView):
-    """A flow's tasks as the orchestration runs them: per task and partition, state, replicated position, lag,
-    latency and last error."""
+    """A flow's tasks as the orchestration runs them (state, lease, totals, last error), and one page of its
+    partitions with replicated position, lag and latency: `limit` (default 100, at most 1000), `offset`, `topic` (a
+    part of the name) and `order` (`partition` or `-lag`)."""
 
     permission_classes = [IsViewer]
 
-    @extend_schema(responses=FlowStatusSerializer)
+    @extend_schema(parameters=[PartitionQuerySerializer], responses=FlowStatusSerializer)
     def get(self, request: Request, pk: int) -> Response:
-        return Response(FlowStatusSerializer(status.flow_status(get_object_or_404(Flow, pk=pk))).data)
+        query = PartitionQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        page = PartitionPage(**query.validated_data)
+        return Response(FlowStatusSerializer(status.flow_status(get_object_or_404(Flow, pk=pk), page)).data)
 
 
 class ValidationView(APIView):

@@ -158,7 +158,8 @@ def _set_imbalance(plan_row: FlowPlan, since: datetime | None) -> None:
 
 
 def _store(flow: Flow, plan: dict[int, list[tuple[str, int]]]) -> None:
-    flow.assignments.filter(task_id__gte=flow.tasks_max).delete()  # their runners lose the lease and stop
+    # Their runners lose the lease and stop; only("pk"): the cascade to their partition reports loads no status.
+    flow.assignments.filter(task_id__gte=flow.tasks_max).only("pk").delete()
     for task_id, tps in plan.items():
         wanted = [[t, p] for t, p in tps]
         assignment, created = TaskAssignment.objects.defer("status").get_or_create(
@@ -177,7 +178,7 @@ def _dispatch(flow: Flow, room: capacity.Capacity) -> list[int]:
     waiting = [
         a
         for a in flow.assignments.defer("status")  # a task's status runs to hundreds of KB; the tick needs none
-        if runs(a.task_id, a.partitions) and not leases.holds_live_lease(a) and _may_dispatch(a, now)
+        if runs(a.task_id, len(a.partitions)) and not leases.holds_live_lease(a) and _may_dispatch(a, now)
     ]
     placed, reason = room.place(len(waiting))
     dispatched = []

@@ -13,7 +13,7 @@ from controlplane.flows.services import flow_config
 from controlplane.orchestration.choices import TaskFailure, TaskState
 from controlplane.orchestration.models import TaskAssignment, Worker
 from controlplane.orchestration.services import capacity, leases
-from controlplane.orchestration.taskstatus import TaskReport
+from controlplane.orchestration.services.reports import Reporter
 from replication.dataloss import DataLossError
 from replication.engine import ReplicationTask
 from replication.metrics import MetricsRegistry
@@ -83,6 +83,8 @@ def _replicate(assignment: TaskAssignment, lease: leases.Lease, stopping: thread
         provisioned=True,  # the controller dispatches a flow's tasks only after its topics were provisioned
     )
     renew_every = leases.lease_seconds() / 3
+    reporter = Reporter(assignment.flow_id, assignment.pk, task.flow.name, assignment.task_id)
+    reporter.forget_others(owned)
     # Task 0 also runs the flow's heartbeats, checkpoints and group offset sync, as the standalone runner does.
     side = SideEmitters(config, stopping).start() if assignment.task_id == 0 else None
     try:
@@ -92,7 +94,7 @@ def _replicate(assignment: TaskAssignment, lease: leases.Lease, stopping: thread
         while not stopping.is_set():
             task.run_once()
             if time.monotonic() >= next_renew:
-                _renew_or_stop(assignment, lease, task, registry, owned, generation)
+                _renew_or_stop(assignment, lease, task, registry, reporter, owned, generation)
                 next_renew = time.monotonic() + renew_every
     except Stop as stop:
         return str(stop)
@@ -108,13 +110,16 @@ def _renew_or_stop(
     lease: leases.Lease,
     task: ReplicationTask,
     registry: MetricsRegistry,
+    reporter: Reporter,
     owned: set[tuple[str, int]],
     generation: int,
 ) -> None:
     close_old_connections()
     reported = [[t, p] for t, p in sorted(task.states)]
-    if not leases.renew(lease, status=_status(registry, task), reported_partitions=reported):
+    metrics = registry.snapshot()["flows"][task.flow.name]  # the task's own registry: its flow from the start
+    if not leases.renew(lease, **reporter.assignment_fields(metrics, reported)):
         raise Stop("lease lost")
+    reporter.write_partitions(metrics)  # after the renewal: a fenced task writes none
     current = TaskAssignment.objects.select_related("flow", "worker").get(pk=assignment.pk)
     flow = current.flow
     if not flow.enabled or flow.paused:
@@ -137,10 +142,3 @@ def _kept(lease: leases.Lease, call: Callable[[], None]) -> None:
         call()
     if kept.lost:
         raise Stop("lease lost")
-
-
-def _status(registry: MetricsRegistry, task: ReplicationTask) -> TaskReport:
-    """What the task reports into ``TaskAssignment.status``. The registry is the task's own, and holds its flow from
-    the moment the task was built (it sets its state RUNNING)."""
-    metrics = registry.snapshot()["flows"][task.flow.name]
-    return {"flow": task.flow.name, "task": task.task_id, "metrics": metrics, "positions": task.stats}

@@ -73,64 +73,109 @@ function whereText(task) {
   return task.placement === "dispatched" ? "dispatched, starting" : "not running";
 }
 
-// What is wrong with a task, most pressing first: no worker can take it, it failed, or it reports a lasting fault.
-function taskError(task) {
-  if (task.placement === "unplaced") return task.unplaced_reason;
-  if (task.state === "FAILED") return task.last_error;
-  if (task.fault) return task.fault;
-  return task.warning ? `warning: ${task.warning}` : "";
-}
-
-function partitionRows(task) {
-  if (!task.partitions.length) {
-    return [
-      el(
-        "tr",
-        { "data-task": task.task_id, "data-placement": task.placement },
-        el("td", {}, `task ${task.task_id}`),
-        el("td", {}, stateBadge(task)),
-        el("td", { colspan: 6, class: "muted" }, whereText(task)),
-        el("td", { class: "err" }, taskError(task)),
-      ),
-    ];
+// What is wrong with a task, most pressing first: no worker can take it, it failed (data loss stays stopped until
+// a restart), it reports a lasting fault, or its configuration matches nothing (a warning, not an error).
+function taskProblem(task) {
+  if (task.placement === "unplaced") return el("span", { class: "err" }, task.unplaced_reason);
+  if (task.state === "FAILED") {
+    const kind = task.failure === "DATA_LOSS" ? "data loss (stopped until the flow is restarted)" : "error (retried)";
+    return el("span", { class: "err" }, `${kind}: ${task.last_error}`);
   }
-  return task.partitions.map((p) =>
-    el(
-      "tr",
-      { "data-task": task.task_id, "data-placement": task.placement },
-      el("td", {}, `task ${task.task_id}`),
-      el("td", {}, stateBadge(task)),
-      el("td", { class: "mono" }, `${p.topic}-${p.partition}`),
-      el("td", { class: "num" }, number(p.position)),
-      el("td", { class: "num" }, number(p.lag)),
-      el("td", { class: "num" }, ms(p.latency_p99_ms)),
-      el("td", { class: "num" }, number(p.record_count)),
-      el("td", { class: "err" }, p.last_loss_reason ?? taskError(task)),
-    ),
-  );
+  if (task.fault) return el("span", { class: "err" }, task.fault);
+  return task.warning ? el("span", { class: "warn" }, `warning: ${task.warning}`) : "";
 }
 
-function tasks(status) {
+function taskRows(status) {
   const headers = [
     "Task",
     "State",
+    "Where",
+    { label: "Partitions", num: true },
+    { label: "Lag", num: true },
+    { label: "p99", num: true },
+    { label: "Records", num: true },
+    "Problem",
+  ];
+  const rows = status.tasks.map((t) =>
+    el(
+      "tr",
+      { "data-task": t.task_id, "data-placement": t.placement },
+      el("td", {}, `task ${t.task_id}`),
+      el("td", {}, stateBadge(t)),
+      el("td", { class: "muted" }, whereText(t)),
+      el("td", { class: "num" }, number(t.partition_count)),
+      el("td", { class: "num" }, number(t.lag)),
+      el("td", { class: "num" }, ms(t.latency_p99_ms)),
+      el("td", { class: "num" }, number(t.records)),
+      el("td", {}, taskProblem(t)),
+    ),
+  );
+  return table(headers, rows, { empty: "No tasks yet: the controller assigns them within seconds." });
+}
+
+// The partitions, a page at a time (the status API pages them: a flow may have thousands).
+const PAGE = 100;
+const partitionQuery = { offset: 0, topic: "", order: "partition" };
+
+function partitionRows(page) {
+  const headers = [
     "Partition",
+    "Task",
     { label: "Replicated position", num: true },
     { label: "Lag", num: true },
     { label: "p99", num: true },
     { label: "Records", num: true },
-    "Last error",
+    { label: "Lost", num: true },
+    "Loss reason",
   ];
-  const rows = status.tasks.flatMap(partitionRows);
-  clear(
-    document.getElementById("tasks"),
-    table(headers, rows, { empty: "No tasks yet: the controller assigns them within seconds." }),
+  const rows = page.results.map((p) =>
+    el(
+      "tr",
+      { "data-partition": `${p.topic}-${p.partition}` },
+      el("td", { class: "mono" }, `${p.topic}-${p.partition}`),
+      el("td", {}, p.task_id === null ? "–" : `task ${p.task_id}`),
+      el("td", { class: "num" }, number(p.position)),
+      el("td", { class: "num" }, number(p.lag)),
+      el("td", { class: "num" }, ms(p.latency_p99_ms)),
+      el("td", { class: "num" }, number(p.record_count)),
+      el("td", { class: p.lost_records ? "num err" : "num" }, number(p.lost_records)),
+      el("td", { class: "err" }, p.last_loss_reason ?? ""),
+    ),
   );
+  const empty = partitionQuery.topic
+    ? `No partition of a topic matching “${partitionQuery.topic}”.`
+    : "No partition reported yet: tasks report within seconds of starting.";
+  return table(headers, rows, { empty });
+}
+
+function pager(page) {
+  const last = Math.min(page.offset + page.results.length, page.count);
+  document.getElementById("partitions-range").textContent = page.count
+    ? `${number(page.offset + 1)}–${number(last)} of ${number(page.count)}`
+    : "0 partitions";
+  document.getElementById("partitions-prev").disabled = page.offset === 0;
+  document.getElementById("partitions-next").disabled = last >= page.count;
+}
+
+function statusUrl() {
+  const q = new URLSearchParams({ limit: PAGE, offset: partitionQuery.offset, order: partitionQuery.order });
+  if (partitionQuery.topic) q.set("topic", partitionQuery.topic);
+  return `/api/v1/flows/${id}/status/?${q}`;
+}
+
+function tasks(status) {
+  clear(document.getElementById("tasks"), taskRows(status));
+  clear(document.getElementById("partitions"), partitionRows(status.partitions));
+  pager(status.partitions);
   const provisioning = status.provisioning;
   const errors = [
     status.controller_error && `controller: ${status.controller_error}`,
     provisioning.error && `provisioning the flow's topics failed (retried): ${provisioning.error}`,
-    ...status.tasks.filter((t) => t.state === "FAILED").map((t) => `task ${t.task_id}: ${t.last_error}`),
+    ...status.tasks
+      .filter((t) => t.state === "FAILED")
+      .map(
+        (t) => `task ${t.task_id} ${t.failure === "DATA_LOSS" ? "stopped on data loss" : "failed"}: ${t.last_error}`,
+      ),
   ];
   const unplaced = status.tasks.filter((t) => t.placement === "unplaced");
   clear(
@@ -334,7 +379,7 @@ async function operate(event) {
 async function refresh() {
   const [flow, status, history, edges] = await Promise.all([
     get(`/api/v1/flows/${id}/`),
-    get(`/api/v1/flows/${id}/status/`),
+    get(statusUrl()),
     get(`/api/v1/flows/${id}/history/?minutes=30`),
     get("/api/v1/dashboard/"),
   ]);
@@ -355,6 +400,25 @@ async function refresh() {
   checkpoints(await get(`/api/v1/flows/${id}/checkpoint-freshness/`));
 }
 
+async function showPartitions(change) {
+  Object.assign(partitionQuery, change);
+  tasks(await get(statusUrl()));
+}
+
+let filterTimer = null;
+document.getElementById("partitions-filter").addEventListener("input", (event) => {
+  clearTimeout(filterTimer);
+  filterTimer = setTimeout(() => showPartitions({ topic: event.target.value.trim(), offset: 0 }).catch(() => {}), 250);
+});
+document.getElementById("partitions-order").addEventListener("change", (event) => {
+  showPartitions({ order: event.target.value, offset: 0 }).catch(() => {});
+});
+document.getElementById("partitions-prev").addEventListener("click", () => {
+  showPartitions({ offset: Math.max(0, partitionQuery.offset - PAGE) }).catch(() => {});
+});
+document.getElementById("partitions-next").addEventListener("click", () => {
+  showPartitions({ offset: partitionQuery.offset + PAGE }).catch(() => {});
+});
 for (const button of document.querySelectorAll("[data-op]")) button.addEventListener("click", operate);
 refresh().catch((error) => clear(document.getElementById("errors"), alert("error", error.message)));
 document.getElementById("report-form")?.addEventListener("submit", runReport);

@@ -1,6 +1,10 @@
-// /flows/: every flow with its live health, throughput and lag from the dashboard endpoint.
+// /flows/: the flows a page at a time (the API pages them), searchable, with live health, throughput and lag from
+// the dashboard endpoint.
 import { get } from "./api.js";
-import { alert, badge, clear, compact, el, ms, table } from "./dom.js";
+import { alert, badge, clear, compact, el, ms, number, table } from "./dom.js";
+
+const PAGE = 100;
+const query = { offset: 0, search: "" };
 
 function row(flow, edge) {
   return el(
@@ -19,7 +23,16 @@ function row(flow, edge) {
 async function load() {
   const box = document.getElementById("flows");
   try {
-    const [flows, dashboard] = await Promise.all([get("/api/v1/flows/"), get("/api/v1/dashboard/")]);
+    const q = new URLSearchParams({ limit: PAGE, offset: query.offset });
+    if (query.search) q.set("search", query.search);
+    const [page, dashboard] = await Promise.all([get(`/api/v1/flows/?${q}`), get("/api/v1/dashboard/")]);
+    const flows = page.results;
+    const last = query.offset + flows.length;
+    document.getElementById("flows-range").textContent = page.count
+      ? `${number(query.offset + 1)}–${number(last)} of ${number(page.count)}`
+      : "";
+    document.getElementById("flows-prev").disabled = query.offset === 0;
+    document.getElementById("flows-next").disabled = last >= page.count;
     const edges = Object.fromEntries(dashboard.edges.map((e) => [e.id, e]));
     const headers = [
       "Flow",
@@ -35,7 +48,7 @@ async function load() {
       table(
         headers,
         flows.map((f) => row(f, edges[f.id])),
-        { empty: "No flows yet." },
+        { empty: query.search ? `No flow matches “${query.search}”.` : "No flows yet." },
       ),
     );
   } catch (error) {
@@ -43,4 +56,20 @@ async function load() {
   }
 }
 
+let searchTimer = null;
+document.getElementById("flows-search").addEventListener("input", (event) => {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => {
+    Object.assign(query, { search: event.target.value.trim(), offset: 0 });
+    load();
+  }, 250);
+});
+document.getElementById("flows-prev").addEventListener("click", () => {
+  query.offset = Math.max(0, query.offset - PAGE);
+  load();
+});
+document.getElementById("flows-next").addEventListener("click", () => {
+  query.offset += PAGE;
+  load();
+});
 load();

@@ -11,7 +11,7 @@ from controlplane.failover.api.serializers import DrainStepSerializer, StepsSeri
 from controlplane.failover.models import Failover
 from controlplane.failover.results import DrainResult, StepEntry
 from controlplane.failover.services import context, drain
-from controlplane.orchestration.taskstatus import FlowStatus, PartitionStatus, TaskStatus
+from controlplane.orchestration.taskstatus import FlowStatus, TaskStatus
 from replication.config import ClusterConfig, FlowConfig
 from tests.support.documented import assert_documented
 
@@ -27,9 +27,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     state: dict[str, Any] = {"lag": 900, "end": 10_000, "now": 1000.0}
 
     def status(flow: Any) -> FlowStatus:
-        heartbeats = PartitionStatus(topic="heartbeats", partition=0, lag=0)  # written by replication itself: ignored
-        orders = PartitionStatus(topic="orders", partition=0, lag=state["lag"])
-        task = TaskStatus(task_id=0, state="RUNNING", partitions=(orders, heartbeats))
+        task = TaskStatus(task_id=0, state="RUNNING", partition_count=2, lag=state["lag"])
         return FlowStatus(flow=1, name="us-west->us-east", tasks=(task,))
 
     def end_offsets(cluster: Any, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
@@ -37,6 +35,8 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         return {partitions[0]: state["end"]}
 
     monkeypatch.setattr(drain, "flow_status", status)
+    # heartbeats: written by replication itself, so left out of the source end offsets
+    monkeypatch.setattr(drain, "reported_partitions", lambda flow_id: {("orders", 0), ("heartbeats", 0)})
     monkeypatch.setattr(drain, "flow_config", lambda flow: FLOW)
     monkeypatch.setattr(drain.kafka, "end_offsets", end_offsets)
     monkeypatch.setattr(context, "flows", lambda failover: context.Flows(object(), None))  # type: ignore[arg-type]

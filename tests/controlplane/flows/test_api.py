@@ -183,16 +183,26 @@ def test_status_lists_the_flows_tasks_for_a_viewer(api: Api) -> None:
 
 
 @pytest.mark.django_db
-def test_the_flow_list_pages_with_limit_and_offset_and_stays_a_plain_list_without(api: Api) -> None:
+def test_the_flow_list_pages_by_default_and_searches_aliases_and_topics(api: Api) -> None:
     made = [flow(f"src-{n}", "sink").pk for n in range(5)]
     client = api("viewer")
-    plain = client.get("/api/v1/flows/").json()
-    assert [f["id"] for f in plain] == made
+    default = client.get("/api/v1/flows/").json()
+    assert (default["count"], [f["id"] for f in default["results"]], default["next"]) == (5, made, None)
+    assert [f["id"] for f in client.get("/api/v1/flows/?search=SRC-3").json()["results"]] == [made[3]]
+    assert client.get("/api/v1/flows/?search=sink").json()["count"] == 5
+    assert client.get("/api/v1/flows/?search=nothing-like-it").json() == {
+        "count": 0,
+        "next": None,
+        "previous": None,
+        "results": [],
+    }
     page = client.get("/api/v1/flows/?limit=2&offset=1").json()
     assert (page["count"], [f["id"] for f in page["results"]]) == (5, made[1:3])
     assert page["next"].endswith("limit=2&offset=3") and page["previous"] is not None
     assert client.get("/api/v1/flows/?limit=5000").json()["count"] == 5  # capped at max_limit, never an error
-    assert client.get("/api/v1/clusters/?limit=1").json()["count"] == 6
+    payments = flow("eu", "sink", topics=["payments\\.eu.*"]).pk
+    assert [f["id"] for f in client.get("/api/v1/flows/?search=payments").json()["results"]] == [payments]
+    assert client.get("/api/v1/clusters/?limit=1").json()["count"] == 7
 
 
 @pytest.mark.django_db

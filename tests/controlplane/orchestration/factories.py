@@ -6,7 +6,9 @@ from typing import Any
 
 from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
-from controlplane.orchestration.models import Worker
+from controlplane.orchestration.models import TaskAssignment, Worker
+from controlplane.orchestration.services.reports import Reporter
+from replication.metrics import MetricsRegistry
 
 
 def cluster(alias: str, bootstrap: str) -> Cluster:
@@ -32,3 +34,13 @@ def live_worker(name: str, slots: int) -> Worker:
     """A worker that has just sent its heartbeat (registration sets last_seen_at)."""
     obj, _ = Worker.objects.update_or_create(name=name, defaults={"slots": slots, "stopping": False})
     return obj
+
+
+def store_report(assignment: TaskAssignment, registry: MetricsRegistry, flow_name: str) -> Reporter:
+    """Store the task's report as its runner does at a lease renewal: its status and its partitions' rows."""
+    reporter = Reporter(assignment.flow_id, assignment.pk, flow_name, assignment.task_id)
+    metrics = registry.snapshot()["flows"][flow_name]
+    partitions: list[list[str | int]] = [[p["topic"], p["partition"]] for p in metrics["partitions"].values()]
+    TaskAssignment.objects.filter(pk=assignment.pk).update(**reporter.assignment_fields(metrics, partitions))
+    reporter.write_partitions(metrics)
+    return reporter

@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 
 from controlplane.orchestration.models import TaskAssignment
 from replication.metrics import MetricsRegistry
-from tests.controlplane.orchestration.factories import flow
+from tests.controlplane.orchestration.factories import flow, store_report
 
 pytestmark = pytest.mark.django_db
 
@@ -35,10 +35,7 @@ def test_metrics_render_the_rolled_up_task_snapshots() -> None:
     registry = MetricsRegistry()
     registry.record_batch("a->b", "t", 0, 42, 4200, 12.0, 3.0)
     registry.set_lag("a->b", "t", 0, 7)
-    snapshot = registry.snapshot()["flows"]["a->b"]
-    TaskAssignment.objects.create(
-        flow=obj, task_id=0, partitions=[["t", 0]], status={"flow": "a->b", "metrics": snapshot}
-    )
+    store_report(TaskAssignment.objects.create(flow=obj, task_id=0, partitions=[["t", 0]]), registry, "a->b")
     response = _client("viewer").get("/metrics")
     assert response.status_code == 200
     text = response.content.decode()

@@ -19,7 +19,7 @@ from controlplane.monitoring.choices import Health
 from controlplane.monitoring.models import FlowSample
 from controlplane.monitoring.services.health import health, totals
 from controlplane.monitoring.services.sampling import rate
-from controlplane.orchestration.taskstatus import FlowStatus, PartitionStatus, TaskStatus
+from controlplane.orchestration.taskstatus import FlowStatus, TaskStatus
 from controlplane.ui.services import preview, reports
 from controlplane.ui.staticfinders import PLOTLY_PATH, PlotlyFinder
 
@@ -31,8 +31,8 @@ def status(*tasks: TaskStatus, **flow: Any) -> FlowStatus:
 
 
 def task(state: str = "RUNNING", live: bool = True, lag: int = 0, **extra: Any) -> TaskStatus:
-    partition = PartitionStatus(topic="orders", partition=0, lag=lag, latency_p99_ms=40.0, record_count=10)
-    return TaskStatus(**{"task_id": 0, "state": state, "live": live, "partitions": (partition,), **extra})
+    totals = {"partition_count": 1, "lag": lag, "latency_p99_ms": 40.0, "records": 10}
+    return TaskStatus(**{"task_id": 0, "state": state, "live": live, **totals, **extra})
 
 
 @pytest.mark.parametrize(
@@ -43,10 +43,10 @@ def task(state: str = "RUNNING", live: bool = True, lag: int = 0, **extra: Any) 
         (status(), Health.STARTING),
         (status(task(state="PENDING", live=False)), Health.STARTING),
         # An idle task (no partitions, not task 0) is never started and does not hold the flow back...
-        (status(task(), task(state="PENDING", live=False, task_id=1, desired_partitions=[])), Health.HEALTHY),
+        (status(task(), task(state="PENDING", live=False, task_id=1, desired_count=0)), Health.HEALTHY),
         # ... but a task with partitions must run, and so must task 0, which emits heartbeats and checkpoints.
-        (status(task(), task(state="PENDING", live=False, task_id=1, desired_partitions=[["t", 0]])), Health.STARTING),
-        (status(task(state="PENDING", live=False, desired_partitions=[])), Health.STARTING),
+        (status(task(), task(state="PENDING", live=False, task_id=1, desired_count=1)), Health.STARTING),
+        (status(task(state="PENDING", live=False, desired_count=0)), Health.STARTING),
         (status(task(state="FAILED", last_error="DataLossError: gone")), Health.FAILING),
         (status(task(fault="target has not acknowledged for 30s")), Health.FAILING),
         (status(task(), paused=True), Health.PAUSED),
@@ -58,8 +58,7 @@ def test_a_flow_is_coloured_by_the_state_of_its_tasks(flow_status: FlowStatus, e
 
 
 def test_totals_sum_lag_and_take_the_worst_p99() -> None:
-    other = PartitionStatus(topic="orders", partition=1, lag=7, latency_p99_ms=90.0, record_count=3)
-    two = status(task(lag=5), task(lag=7, partitions=(other,)))
+    two = status(task(lag=5), task(lag=7, latency_p99_ms=90.0, records=3))
     result = totals(two)
     assert (result.lag, result.latency_p99_ms, result.records) == (12, 90.0, 13)
 

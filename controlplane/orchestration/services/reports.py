@@ -1,0 +1,92 @@
+"""A running task's report: its own metrics and totals on the assignment, each partition in a row of its own,
+written only when it changed (``taskstatus`` describes both)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils import timezone
+
+from controlplane.orchestration.models import PartitionReport
+from controlplane.orchestration.taskstatus import TaskReport, compact, totals_of
+from replication.metrics import FlowSnapshot
+
+BATCH = 500  # rows per INSERT ... ON CONFLICT statement
+
+
+class Reporter:
+    """What one task has written so far, so that the next report writes only partitions whose snapshot changed.
+
+    An idle partition's snapshot stops changing once its latency window has emptied (a minute), and from then on
+    costs no write at all. The rows are keyed by flow and partition: when a partition moves to another task, that
+    task's first report overwrites the row.
+    """
+
+    def __init__(self, flow_id: int, assignment_id: int, flow_name: str, task_id: int) -> None:
+        self.flow_id, self.assignment_id, self.flow_name, self.task_id = flow_id, assignment_id, flow_name, task_id
+        self._written: dict[tuple[str, int], list[Any]] = {}
+        self._fields: dict[str, Any] = {}
+
+    def assignment_fields(self, metrics: FlowSnapshot, reported_partitions: list[list[str | int]]) -> dict[str, Any]:
+        """What changed on the assignment since the last call: ``status`` (the task's report) and the partitions it
+        reports replicating; {} when neither did (the lease renewal then writes nothing else)."""
+        fields = {"status": self._summary(metrics), "reported_partitions": reported_partitions}
+        changed = {name: value for name, value in fields.items() if self._fields.get(name) != value}
+        self._fields.update(changed)
+        return changed
+
+    def _summary(self, metrics: FlowSnapshot) -> TaskReport:
+        task = metrics["tasks"].get(str(self.task_id))
+        summary: TaskReport = {
+            "flow": self.flow_name,
+            "task": self.task_id,
+            "metrics": task
+            if task is not None
+            else {"state": "RUNNING", "error": None, "fault": None, "fault-since": None, "warning": None},
+            "totals": totals_of(metrics["partitions"].values()),
+        }
+        return summary
+
+    def write_partitions(self, metrics: FlowSnapshot) -> int:
+        """Upsert the partitions whose snapshot changed since the last write; returns how many rows were written."""
+        now = timezone.now()
+        changed = []
+        for snapshot in metrics["partitions"].values():
+            key = (snapshot["topic"], snapshot["partition"])
+            values = compact(snapshot)
+            if self._written.get(key) != values:
+                changed.append((key, values, snapshot["replication-record-lag"]))
+        rows = [
+            PartitionReport(
+                flow_id=self.flow_id,
+                assignment_id=self.assignment_id,
+                topic=topic,
+                partition=partition,
+                lag=lag,
+                snapshot=values,
+                updated_at=now,
+            )
+            for (topic, partition), values, lag in changed
+        ]
+        PartitionReport.objects.bulk_create(
+            rows,
+            batch_size=BATCH,
+            update_conflicts=True,
+            unique_fields=["flow", "topic", "partition"],
+            update_fields=["assignment", "lag", "snapshot", "updated_at"],
+        )
+        for key, values, _ in changed:
+            self._written[key] = values
+        return len(rows)
+
+    def forget_others(self, owned: set[tuple[str, int]]) -> None:
+        """Delete this task's rows of partitions it no longer replicates (a deleted topic, or rows of a task that
+        ran these partitions before and stopped), at its start."""
+        rows = PartitionReport.objects.filter(assignment_id=self.assignment_id)
+        stale = [
+            pk
+            for pk, topic, partition in rows.values_list("pk", "topic", "partition")
+            if (topic, partition) not in owned
+        ]
+        for i in range(0, len(stale), BATCH):
+            PartitionReport.objects.filter(pk__in=stale[i : i + BATCH]).delete()
