@@ -4,6 +4,8 @@ logger at a bounded rate, whatever the number of clients; the same clients on a 
 from __future__ import annotations
 
 import logging
+import math
+import re
 import socket
 import time
 
@@ -13,6 +15,7 @@ from replication.clientlog import LIBRDKAFKA_LOG, LINES_PER_SECOND
 
 CLIENTS = 20
 PERIOD_SECONDS = 10.0
+SUPPRESSED = re.compile(r"\[(\d+) librdkafka log lines suppressed before this one\]")
 
 
 class Counter(logging.Handler):
@@ -35,6 +38,11 @@ def consumers(bootstrap: str, logger: logging.Logger, count: int) -> list[Consum
     return [Consumer({**config, "client.id": f"log-rate-{n}"}) for n in range(count)]
 
 
+def suppressed_counts(records: list[logging.LogRecord]) -> list[int]:
+    """The counts that the lines let through say were suppressed before them."""
+    return [int(m.group(1)) for r in records if (m := SUPPRESSED.search(r.getMessage()))]
+
+
 def test_an_unreachable_broker_yields_a_bounded_number_of_log_lines_a_second() -> None:
     bootstrap = f"127.0.0.1:{closed_port()}"
     raw = logging.getLogger("tests.librdkafka.raw")
@@ -42,6 +50,7 @@ def test_an_unreachable_broker_yields_a_bounded_number_of_log_lines_a_second() -
     limited, unlimited = Counter(), Counter()
     LIBRDKAFKA_LOG.addHandler(limited)
     raw.addHandler(unlimited)
+    started = time.monotonic()
     clients = consumers(bootstrap, LIBRDKAFKA_LOG, CLIENTS) + consumers(bootstrap, raw, CLIENTS)
     try:
         deadline = time.monotonic() + PERIOD_SECONDS
@@ -53,10 +62,16 @@ def test_an_unreachable_broker_yields_a_bounded_number_of_log_lines_a_second() -
             client.close()
         LIBRDKAFKA_LOG.removeHandler(limited)
         raw.removeHandler(unlimited)
+    windows = math.ceil(time.monotonic() - started) + 1  # one-second windows the lines can fall in, closing included
+    suppressed = suppressed_counts(limited.records)
     print(
         f"{PERIOD_SECONDS:.0f} s, {CLIENTS} clients each: {len(unlimited.records)} lines unlimited, "
-        f"{len(limited.records)} through {LIBRDKAFKA_LOG.name}"
+        f"{len(limited.records)} through {LIBRDKAFKA_LOG.name} ({sum(suppressed)} reported suppressed, "
+        f"{windows} windows)"
     )
-    assert len(limited.records) <= (PERIOD_SECONDS + 1) * LINES_PER_SECOND
-    assert len(unlimited.records) > 3 * len(limited.records)
-    assert any("suppressed before this one" in r.getMessage() for r in limited.records)
+    assert len(limited.records) <= windows * LINES_PER_SECOND
+    # the clients offered more than the limit (their first connection failures arrive together), and the lines let
+    # through account for what was dropped: the bound above is not met by clients that stayed quiet
+    assert suppressed and sum(suppressed) > 0
+    assert len(limited.records) + sum(suppressed) > LINES_PER_SECOND
+    assert len(unlimited.records) > LINES_PER_SECOND

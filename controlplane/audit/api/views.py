@@ -5,18 +5,17 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import viewsets
-from rest_framework.pagination import LimitOffsetPagination
 
 from controlplane.audit.api.serializers import AuditRecordSerializer
 from controlplane.audit.models import AuditRecord
+from controlplane.core.pagination import StrictOffsetPagination
 from controlplane.core.permissions import HasRole
 
 FILTERS = {"action": "action", "object_type": "object_type", "object_id": "object_id", "actor": "actor_username"}
 
 
-class AuditPagination(LimitOffsetPagination):
+class AuditPagination(StrictOffsetPagination):
     default_limit = 100
-    max_limit = 1000
 
 
 @extend_schema_view(

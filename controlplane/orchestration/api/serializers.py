@@ -7,6 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from controlplane.core.pagination import MAX_OFFSET
 from controlplane.orchestration.choices import TaskFailure, TaskState
 
 PLACEMENTS = [
@@ -115,7 +116,7 @@ class PartitionQuerySerializer(serializers.Serializer[Any]):
     """Which page of the flow's partitions the status includes."""
 
     limit = serializers.IntegerField(min_value=0, max_value=1000, default=100, help_text="partitions per page")
-    offset = serializers.IntegerField(min_value=0, default=0)
+    offset = serializers.IntegerField(min_value=0, max_value=MAX_OFFSET, default=0)
     topic = serializers.CharField(required=False, default="", allow_blank=True, max_length=255)
     order = serializers.ChoiceField(choices=["partition", "-lag"], default="partition")
 

@@ -203,6 +203,10 @@ def test_the_flow_list_pages_by_default_and_searches_aliases_and_topics(api: Api
     payments = flow("eu", "sink", topics=["payments\\.eu.*"]).pk
     assert [f["id"] for f in client.get("/api/v1/flows/?search=payments").json()["results"]] == [payments]
     assert client.get("/api/v1/clusters/?limit=1").json()["count"] == 7
+    for path in ("/api/v1/flows/", "/api/v1/clusters/?limit=1", "/api/v1/audit/"):
+        for offset in ("142381867652888985600", "-1", "abc"):  # past Postgres' bigint was a 500; DRF read abc as 0
+            response = api("admin").get(f"{path}{'&' if '?' in path else '?'}offset={offset}")
+            assert (response.status_code, list(response.json())) == (400, ["offset"]), (path, offset)
 
 
 @pytest.mark.django_db

@@ -115,6 +115,8 @@ def test_the_status_api_pages_filters_and_sorts_partitions(api: Callable[[str | 
     assert [p["task_id"] for p in worst["results"]] == [1, 0, 1]
     bad = client.get(f"/api/v1/flows/{obj.pk}/status/?limit=5000&order=lag")
     assert bad.status_code == 400 and set(bad.json()) == {"limit", "order"}
+    past_bigint = client.get(f"/api/v1/flows/{obj.pk}/status/?offset=142381867652888985600")  # found by schemathesis
+    assert past_bigint.status_code == 400 and set(past_bigint.json()) == {"offset"}
 
 
 @pytest.mark.django_db
