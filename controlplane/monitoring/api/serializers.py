@@ -95,6 +95,10 @@ class DashboardSerializer(serializers.Serializer[dict[str, Any]]):
     tiles = DashboardTilesSerializer()
 
 
+class FlowEdgesSerializer(serializers.Serializer[dict[str, Any]]):
+    edges = GraphEdgeSerializer(many=True, help_text="the named flows that exist, by id")
+
+
 class FlowHistorySerializer(serializers.Serializer[dict[str, Any]]):
     """A flow's samples over the last ``minutes``, oldest first."""
 

@@ -6,6 +6,7 @@ from controlplane.monitoring.api import views
 
 urlpatterns = [
     path("dashboard/", views.DashboardView.as_view(), name="dashboard"),
+    path("dashboard/edges/", views.FlowEdgesView.as_view(), name="dashboard-edges"),
     path("flows/<int:pk>/history/", views.FlowHistoryView.as_view(), name="flow-history"),
     path("flows/<int:pk>/checkpoint-freshness/", views.FlowCheckpointsView.as_view(), name="flow-checkpoint-freshness"),
 ]

@@ -14,6 +14,7 @@ from controlplane.core.permissions import IsViewer
 from controlplane.flows.models import Flow
 from controlplane.monitoring.api.serializers import (
     DashboardSerializer,
+    FlowEdgesSerializer,
     FlowCheckpointsSerializer,
     FlowHistorySerializer,
     FlowSampleSerializer,
@@ -35,6 +36,25 @@ class DashboardView(APIView):
     @extend_schema(responses=DashboardSerializer)
     def get(self, request: Request) -> Response:
         return Response(graph.dashboard())
+
+
+MAX_EDGES = 1000
+FLOWS = OpenApiParameter(
+    "flows", OpenApiTypes.STR, description=f"comma-separated flow ids, at most {MAX_EDGES} (a page of the flow list)"
+)
+
+
+class FlowEdgesView(APIView):
+    """The dashboard's edge (health, throughput, lag, p99) of the flows named by ``flows``: what the flow list shows
+    beside a page of flows, without the whole graph. Ids of flows that do not exist are left out."""
+
+    permission_classes = [IsViewer]
+
+    @extend_schema(parameters=[FLOWS], responses=FlowEdgesSerializer)
+    def get(self, request: Request) -> Response:
+        ids = _flow_ids(request.query_params.get("flows", ""))
+        flows = list(Flow.objects.select_related("source", "target").filter(pk__in=ids).order_by("pk"))
+        return Response({"edges": graph.flow_edges(flows)})
 
 
 class FlowHistoryView(APIView):
@@ -63,6 +83,17 @@ class FlowCheckpointsView(APIView):
             return Response({"flow": flow.pk, "at": None, "error": "", "groups": {}})
         body = {"flow": flow.pk, "at": observation.at, "error": observation.error, "groups": observation.checkpoints}
         return Response(body)
+
+
+def _flow_ids(text: str) -> list[int]:
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    if not parts:
+        raise ValidationError({"flows": ["give flow ids, comma-separated"]})
+    if len(parts) > MAX_EDGES:
+        raise ValidationError({"flows": [f"at most {MAX_EDGES} ids, got {len(parts)}"]})
+    if not all(part.isascii() and part.isdigit() and len(part) <= 10 for part in parts):
+        raise ValidationError({"flows": ["expected whole numbers separated by commas"]})
+    return [int(part) for part in parts]
 
 
 def _minutes(text: str) -> int:

@@ -1,5 +1,5 @@
-// /flows/: the flows a page at a time (the API pages them), searchable, with live health, throughput and lag from
-// the dashboard endpoint.
+// /flows/: the flows a page at a time (the API pages them), searchable, with live health, throughput and lag of
+// that page's flows from /api/v1/dashboard/edges/ (never the whole graph).
 import { get } from "./api.js";
 import { alert, badge, clear, compact, el, ms, number, table } from "./dom.js";
 
@@ -25,15 +25,18 @@ async function load() {
   try {
     const q = new URLSearchParams({ limit: PAGE, offset: query.offset });
     if (query.search) q.set("search", query.search);
-    const [page, dashboard] = await Promise.all([get(`/api/v1/flows/?${q}`), get("/api/v1/dashboard/")]);
+    const page = await get(`/api/v1/flows/?${q}`);
     const flows = page.results;
+    const live = flows.length
+      ? await get(`/api/v1/dashboard/edges/?flows=${flows.map((f) => f.id).join(",")}`)
+      : { edges: [] };
     const last = query.offset + flows.length;
     document.getElementById("flows-range").textContent = page.count
       ? `${number(query.offset + 1)}–${number(last)} of ${number(page.count)}`
       : "";
     document.getElementById("flows-prev").disabled = query.offset === 0;
     document.getElementById("flows-next").disabled = last >= page.count;
-    const edges = Object.fromEntries(dashboard.edges.map((e) => [e.id, e]));
+    const edges = Object.fromEntries(live.edges.map((e) => [e.id, e]));
     const headers = [
       "Flow",
       "topics",

@@ -102,6 +102,22 @@ def test_the_dashboard_api_describes_nodes_edges_and_tiles(api: Callable[[str | 
 
 
 @pytest.mark.django_db
+def test_the_edges_api_answers_for_the_named_flows_only(api: Callable[[str | None], APIClient]) -> None:
+    west = Cluster.objects.create(alias="us-west", bootstrap_servers="127.0.0.1:1")
+    east = Cluster.objects.create(alias="us-east", bootstrap_servers="127.0.0.1:2")
+    made = [
+        Flow.objects.create(source=a, target=b, topics=["orders"], paused=True) for a, b in ((west, east), (east, west))
+    ]
+    client = api("viewer")
+    body = client.get(f"/api/v1/dashboard/edges/?flows={made[1].pk},999999").json()
+    assert [(e["id"], e["name"], e["health"]) for e in body["edges"]] == [(made[1].pk, "us-east->us-west", "paused")]
+    for bad in ("", "1,abc", ",".join(["1"] * 1001), "99999999999"):
+        response = client.get(f"/api/v1/dashboard/edges/?flows={bad}")
+        assert (response.status_code, list(response.json())) == (400, ["flows"]), bad
+    assert api("nobody").get(f"/api/v1/dashboard/edges/?flows={made[0].pk}").status_code == 403
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize("path", ["/", "/clusters/", "/flows/", "/failover/"])
 def test_every_page_needs_a_login(client: Client, path: str) -> None:
     response = client.get(path)
