@@ -14,8 +14,8 @@ from controlplane.core.permissions import IsViewer
 from controlplane.flows.models import Flow
 from controlplane.monitoring.api.serializers import (
     DashboardSerializer,
-    FlowEdgesSerializer,
     FlowCheckpointsSerializer,
+    FlowEdgesSerializer,
     FlowHistorySerializer,
     FlowSampleSerializer,
 )
