@@ -1,7 +1,8 @@
 // /: the replication graph (Plotly) and the summary tiles, refreshed live from /api/v1/dashboard/.
 import { get } from "./api.js";
 import { age, ageOfMillis, compact, el, ms, clear } from "./dom.js";
-import { COLORS, at, curve, positions, svgPath } from "./graph.js";
+import { at, curve, edgeColors, positions, svgPath } from "./graph.js";
+import { color as themeColor, onThemeChange } from "./palette.js";
 
 const REFRESH_MS = 3000;
 const NODE_PX = 46;
@@ -48,7 +49,7 @@ function edgeLabel(edge) {
   return `${state}${compact(edge.records_per_second)}/s · lag ${compact(edge.lag)}<br>p99 ${ms(edge.latency_p99_ms)}`;
 }
 
-function drawEdge(edge, k, s, color, out) {
+function drawEdge(edge, k, s, color, theme, out) {
   const dash = edge.hops ? "dot" : edge.paused ? "dash" : "solid";
   out.shapes.push({ type: "path", path: svgPath(k), line: { color, width: edge.hops ? 2 : 3, dash }, layer: "below" });
   const tip = tipParameter(k, s);
@@ -77,8 +78,8 @@ function drawEdge(edge, k, s, color, out) {
     yref: "y",
     showarrow: false,
     text: edgeLabel(edge),
-    font: { size: 12, color: "#1b2130" },
-    bgcolor: "rgba(255,255,255,0.95)",
+    font: { size: 12, color: theme.fg },
+    bgcolor: theme.panel,
     bordercolor: color,
     borderwidth: 1.5,
     borderpad: 5,
@@ -93,12 +94,14 @@ function figure(data) {
   const place = positions(data.nodes, data.edges);
   const s = scales(place);
   const out = { shapes: [], annotations: [] };
+  const colors = edgeColors();
+  const theme = { fg: themeColor("fg"), panel: themeColor("panel"), node: themeColor("node") };
   const all = [...data.edges, ...data.hops.map((h) => ({ ...h, health: "hop" }))];
   for (const edge of all) {
     if (!(edge.source in place) || !(edge.target in place)) continue;
     const bend = edge.hops ? 0.3 : bendOf(edge, data.edges, place);
-    const color = edge.paused ? COLORS.paused : edge.unplaced ? COLORS.unplaced : COLORS[edge.health] || COLORS.hop;
-    drawEdge(edge, curve(place[edge.source], place[edge.target], bend), s, color, out);
+    const color = edge.paused ? colors.paused : edge.unplaced ? colors.unplaced : colors[edge.health] || colors.hop;
+    drawEdge(edge, curve(place[edge.source], place[edge.target], bend), s, color, theme, out);
   }
   const nodes = {
     type: "scatter",
@@ -108,15 +111,15 @@ function figure(data) {
     y: data.nodes.map((n) => place[n.alias].y),
     text: data.nodes.map((n) => n.alias),
     textposition: "bottom center",
-    textfont: { size: 14, color: "#1b2130", weight: "bold" },
+    textfont: { size: 14, color: theme.fg, weight: "bold" },
     hovertext: data.nodes.map((n) =>
       n.reachable === false ? `${n.alias}: unreachable` : `${n.alias}: ${n.topic_count ?? "?"} topics`,
     ),
     customdata: data.nodes.map((n) => n.url),
     marker: {
       size: NODE_PX,
-      color: data.nodes.map((n) => (n.reachable === false ? COLORS.failing : "#2f6fdb")),
-      line: { color: "#ffffff", width: 3 },
+      color: data.nodes.map((n) => (n.reachable === false ? colors.failing : theme.node)),
+      line: { color: theme.panel, width: 3 },
       symbol: "circle",
     },
   };
@@ -125,13 +128,14 @@ function figure(data) {
     showlegend: false,
     dragmode: false,
     hovermode: "closest",
-    paper_bgcolor: "#fff",
-    plot_bgcolor: "#fff",
+    paper_bgcolor: theme.panel,
+    plot_bgcolor: theme.panel,
     xaxis: { range: s.x, visible: false, fixedrange: true },
     yaxis: { range: s.y, visible: false, fixedrange: true },
     shapes: out.shapes,
     annotations: out.annotations,
-    font: { family: "system-ui, sans-serif" },
+    font: { family: "system-ui, sans-serif", color: theme.fg },
+    hoverlabel: { bgcolor: theme.panel, bordercolor: theme.fg, font: { color: theme.fg } },
   };
   return { data: [nodes], layout };
 }
@@ -179,18 +183,23 @@ function emptyState() {
 }
 
 let drawn = false;
+let shown = null; // the last dashboard answer drawn, redrawn in the new colours when the theme changes
+
+async function draw(data) {
+  const { data: traces, layout } = figure(data);
+  await window.Plotly.react(graph, traces, layout, { displayModeBar: false, responsive: true });
+  if (!drawn) bindClicks();
+  drawn = true;
+  shown = data;
+}
+
 async function refresh() {
   const updated = document.getElementById("updated");
   try {
     const data = await get("/api/v1/dashboard/");
     tiles(data.tiles);
     if (!data.nodes.length) emptyState();
-    else {
-      const { data: traces, layout } = figure(data);
-      await window.Plotly.react(graph, traces, layout, { displayModeBar: false, responsive: true });
-      if (!drawn) bindClicks();
-      drawn = true;
-    }
+    else await draw(data);
     graph.dataset.edges = JSON.stringify(
       data.edges.map((e) => ({ name: e.name, health: e.health, rps: e.records_per_second, unplaced: e.unplaced })),
     );
@@ -215,3 +224,6 @@ function bindClicks() {
 
 refresh();
 setInterval(refresh, REFRESH_MS);
+onThemeChange(() => {
+  if (shown && drawn) draw(shown);
+});

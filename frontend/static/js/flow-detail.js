@@ -1,6 +1,7 @@
 // /flows/<id>/: charts over time, tasks and partitions, checkpoint freshness, analytics reports, operations.
 import { get, post } from "./api.js";
 import { age, ageOfMillis, alert, badge, clear, compact, el, ms, number, table, when } from "./dom.js";
+import { color as themeColor, onThemeChange, withAlpha } from "./palette.js";
 
 const id = document.getElementById("flow").dataset.id;
 const REFRESH_MS = 5000;
@@ -15,7 +16,9 @@ function xRange(samples) {
   return [new Date(Math.min(Math.max(first, now - WINDOW_MS), now - MIN_WINDOW_MS)), new Date(now)];
 }
 
-function chart(node, samples, key, color) {
+function chart(node, samples, key, colorName) {
+  const color = themeColor(colorName),
+    panel = themeColor("panel");
   const trace = {
     type: "scatter",
     mode: "lines",
@@ -23,18 +26,32 @@ function chart(node, samples, key, color) {
     y: samples.map((s) => s[key]),
     line: { color, width: 2, shape: "spline", smoothing: 0.3 },
     fill: "tozeroy",
-    fillcolor: `${color}22`,
+    fillcolor: withAlpha(color, 0.13),
     hoverinfo: "x+y",
   };
   const layout = {
     margin: { l: 48, r: 10, t: 6, b: 30 },
     height: 200,
     showlegend: false,
-    paper_bgcolor: "#fff",
-    plot_bgcolor: "#fff",
-    xaxis: { type: "date", showgrid: false, tickfont: { size: 10 }, nticks: 6, range: xRange(samples) },
-    yaxis: { rangemode: "tozero", gridcolor: "#eef0f4", tickfont: { size: 10 }, nticks: 5 },
-    font: { family: "system-ui, sans-serif" },
+    paper_bgcolor: panel,
+    plot_bgcolor: panel,
+    xaxis: {
+      type: "date",
+      showgrid: false,
+      linecolor: themeColor("line"),
+      tickfont: { size: 10 },
+      nticks: 6,
+      range: xRange(samples),
+    },
+    yaxis: {
+      rangemode: "tozero",
+      gridcolor: themeColor("grid"),
+      zerolinecolor: themeColor("line"),
+      tickfont: { size: 10 },
+      nticks: 5,
+    },
+    font: { family: "system-ui, sans-serif", color: themeColor("muted") },
+    hoverlabel: { bgcolor: panel, bordercolor: color, font: { color: themeColor("fg") } },
     annotations: samples.length
       ? []
       : [
@@ -45,12 +62,24 @@ function chart(node, samples, key, color) {
             yref: "paper",
             x: 0.5,
             y: 0.5,
-            font: { color: "#8a93a6" },
+            font: { color: themeColor("faint") },
           },
         ],
   };
   window.Plotly.react(node, [trace], layout, { displayModeBar: false, responsive: true });
 }
+
+// The three charts; redrawn from the last samples when the theme changes.
+let shownSamples = null;
+function charts(samples) {
+  shownSamples = samples;
+  chart(document.getElementById("chart-rps"), samples, "records_per_second", "chart-rps");
+  chart(document.getElementById("chart-lag"), samples, "lag", "chart-lag");
+  chart(document.getElementById("chart-p99"), samples, "latency_p99_ms", "chart-p99");
+}
+onThemeChange(() => {
+  if (shownSamples) charts(shownSamples);
+});
 
 function setTile(name, value, sub) {
   const tile = document.querySelector(`[data-tile="${name}"]`);
@@ -393,10 +422,7 @@ async function refresh() {
   document.getElementById("config-summary").textContent =
     `topics ${flow.topics.join(", ")} · tasks.max ${flow.tasks_max} · ${flow.exactly_once ? "exactly once" : "at least once"}`;
   tasks(status);
-  const samples = history.samples;
-  chart(document.getElementById("chart-rps"), samples, "records_per_second", "#2f6fdb");
-  chart(document.getElementById("chart-lag"), samples, "lag", "#d98b0b");
-  chart(document.getElementById("chart-p99"), samples, "latency_p99_ms", "#7a4fd0");
+  charts(history.samples);
   checkpoints(await get(`/api/v1/flows/${id}/checkpoint-freshness/`));
 }
 

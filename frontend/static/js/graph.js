@@ -1,15 +1,13 @@
 // Geometry of the replication graph: node positions by replication depth, and edge curves that never overlap.
+import { color } from "./palette.js";
 
-export const COLORS = {
-  healthy: "#1f9d55",
-  lagging: "#d98b0b",
-  starting: "#6b7fd6",
-  failing: "#d64545",
-  paused: "#8a93a6",
-  disabled: "#b4bac6",
-  hop: "#9aa3b5",
-  unplaced: "#b0207e", // a task no worker has a free slot for: distinct from a task that failed
-};
+// The edge colour of each health, from the current theme (mirrorplane.css): read again on every draw.
+export function edgeColors() {
+  const names = ["healthy", "lagging", "starting", "failing", "paused", "disabled", "hop"];
+  const colors = Object.fromEntries(names.map((name) => [name, color(name)]));
+  colors.unplaced = color("unplaced"); // a task no worker has a free slot for: distinct from a task that failed
+  return colors;
+}
 
 // Rank = longest path from a cluster no flow points to (cycles bounded), so sources sit left of their targets.
 export function positions(nodes, edges) {
