@@ -42,6 +42,22 @@ def upstream_clusters(policy: ReplicationPolicy, topics: Iterable[str]) -> set[s
     return {alias for t in topics if is_heartbeats_topic(policy, t) for alias in source_chain(policy, t)}
 
 
+def upstream_hops(policy: ReplicationPolicy, topics: Iterable[str]) -> dict[str, int]:
+    """Every cluster heartbeats came from, with the fewest hops they took to reach the cluster holding topics."""
+    topics = list(topics)
+    return {alias: replication_hops(policy, topics, alias) for alias in sorted(upstream_clusters(policy, topics))}
+
+
+def remote_topics(policy: ReplicationPolicy, topics: Iterable[str], source: str | None = None) -> set[str]:
+    """The remote topics among topics (from source, if given), heartbeats included, internal topics excluded."""
+    found = set()
+    for topic in topics:
+        origin = policy.topic_source(topic)
+        if origin is not None and (source is None or origin == source) and not topic.endswith(".internal"):
+            found.add(topic)
+    return found
+
+
 class MirrorClient:
     """A client of one cluster that reads the replication flows into it: hops, upstream clusters, offsets."""
 
@@ -79,12 +95,7 @@ class MirrorClient:
 
     def remote_topics(self, source: str | None = None) -> set[str]:
         """Topics replicated here (from source, if given), heartbeats included, internal topics excluded."""
-        found = set()
-        for topic in self.topics():
-            origin = self.policy.topic_source(topic)
-            if origin is not None and (source is None or origin == source) and not topic.endswith(".internal"):
-                found.add(topic)
-        return found
+        return remote_topics(self.policy, self.topics(), source)
 
     def remote_consumer_offsets(
         self, group: str, remote_alias: str, timeout: float = TIMEOUT

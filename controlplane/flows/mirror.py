@@ -19,7 +19,9 @@ READ_TIMEOUT = 5.0  # an API request's read; the connectivity check before it al
 
 
 def mirror_client(cluster: Cluster) -> MirrorClient:
-    return MirrorClient(ClusterConfig(cluster.alias, client_settings(cluster)), _policy(cluster), timeout=READ_TIMEOUT)
+    return MirrorClient(
+        ClusterConfig(cluster.alias, client_settings(cluster)), cluster_policy(cluster), timeout=READ_TIMEOUT
+    )
 
 
 def upstream_clusters(cluster: Cluster) -> dict[str, Any]:
@@ -37,7 +39,7 @@ def remote_topics(cluster: Cluster, source: str | None = None) -> dict[str, Any]
     return {"cluster": cluster.alias, "source": source, "remote_topics": sorted(found)}
 
 
-def _policy(cluster: Cluster) -> ReplicationPolicy:
+def cluster_policy(cluster: Cluster) -> ReplicationPolicy:
     """The default policy with the separator of the flows into the cluster, as MM2's MirrorClient is configured.
 
     Identity flows are left out: their remote topics carry no prefix to read, so they add nothing here.

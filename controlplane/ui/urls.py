@@ -22,6 +22,11 @@ urlpatterns = [
     path("clusters/", Page.as_view(template_name="ui/cluster_list.html", nav="clusters"), name="page-clusters"),
     path("clusters/new/", Page.as_view(**cluster_form, role=ADMIN), name="page-cluster-new"),
     path("clusters/<int:pk>/", Page.as_view(**cluster_form), name="page-cluster"),
+    path(
+        "clusters/<int:pk>/browse/",
+        Page.as_view(**clusters, template_name="ui/cluster_browse.html"),
+        name="page-cluster-browse",
+    ),
     path("flows/", Page.as_view(template_name="ui/flow_list.html", nav="flows"), name="page-flows"),
     path("flows/new/", Page.as_view(**flow_form), name="page-flow-new"),
     path(

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from concurrent.futures import Future
 from typing import Any
 
 import pytest
 import schemathesis
+from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions, Node
+from confluent_kafka.admin import ClusterMetadata, ConsumerGroupDescription, ListConsumerGroupsResult
 from django.contrib.auth.models import User
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
@@ -19,7 +22,7 @@ from rest_framework.renderers import JSONRenderer
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.schemas import OpenApiSchema
 
-from controlplane.clusters import reads
+from controlplane.clusters import browse, reads
 from controlplane.clusters import services as cluster_services
 from controlplane.clusters.models import Cluster
 from controlplane.flows import mirror, offsets
@@ -46,6 +49,29 @@ class _NoKafkaMirrorClient(MirrorClient):
 
     def topics(self) -> set[str]:
         return set()
+
+
+class _NoKafkaAdmin:
+    """The cluster browser's admin client of an empty cluster (no topics, no groups), instead of dialling."""
+
+    def list_topics(self, *args: Any, **kwargs: Any) -> ClusterMetadata:
+        return ClusterMetadata()
+
+    def list_consumer_groups(self, **kwargs: Any) -> Future[ListConsumerGroupsResult]:
+        return _done(ListConsumerGroupsResult(valid=[], errors=[]))
+
+    def describe_consumer_groups(self, group_ids: list[str], **kwargs: Any) -> dict[str, Future[Any]]:
+        dead = ConsumerGroupState.DEAD
+        return {g: _done(ConsumerGroupDescription(g, True, [], "", dead, Node(0, "", 0))) for g in group_ids}
+
+    def list_consumer_group_offsets(self, requests: list[Any], **kwargs: Any) -> dict[str, Future[Any]]:
+        return {r.group_id: _done(ConsumerGroupTopicPartitions(r.group_id, [])) for r in requests}
+
+
+def _done(value: Any) -> Future[Any]:
+    future: Future[Any] = Future()
+    future.set_result(value)
+    return future
 
 
 def _load_schema() -> OpenApiSchema:
@@ -83,6 +109,7 @@ def seeded(db: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cluster_services, "connectivity_check", _unreachable)
     monkeypatch.setattr(reads, "connectivity_check", _reachable)
     monkeypatch.setattr(mirror, "MirrorClient", _NoKafkaMirrorClient)
+    monkeypatch.setattr(browse, "admin", lambda cluster: _NoKafkaAdmin())
     monkeypatch.setattr(offsets, "checkpoints", lambda flow, group=None: [])
     monkeypatch.setattr(offsets, "translated_offsets", lambda flow, group: [])
     admin = User.objects.create_superuser("fuzz-admin", password="unused")

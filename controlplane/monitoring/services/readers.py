@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
+from replication import mirrorclient
 from replication.checkpoints import read_checkpoints
 from replication.config import ClusterConfig
 from replication.internaltopics import InternalClients, TopicTail
-from replication.mirrorclient import MirrorClient, replication_hops, upstream_clusters
+from replication.mirrorclient import MirrorClient
 from replication.policy import checkpoints_topic
 from replication.records import Checkpoint, Heartbeat, RecordFormatError
 
@@ -53,9 +54,7 @@ def heartbeat_topics(cluster: ClusterConfig) -> set[str]:
 def upstream_hops(cluster: ClusterConfig) -> dict[str, int]:
     """Every cluster heartbeats came from, with the fewest hops they took to reach this one."""
     client = MirrorClient(cluster)
-    topics = client.topics()
-    upstream = upstream_clusters(client.policy, topics)
-    return {alias: replication_hops(client.policy, topics, alias) for alias in sorted(upstream)}
+    return mirrorclient.upstream_hops(client.policy, client.topics())
 
 
 def checkpoints(target: ClusterConfig, source_alias: str, timeout: float = READ_TIMEOUT) -> list[Checkpoint]:

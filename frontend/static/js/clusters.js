@@ -1,4 +1,4 @@
-// /clusters/: every cluster with its reachability as last observed.
+// /clusters/: every cluster with its reachability as last observed, and a link to browse its topics and groups.
 import { get } from "./api.js";
 import { alert, badge, clear, el, number, table } from "./dom.js";
 
@@ -17,6 +17,7 @@ function row(cluster, node) {
     el("td", {}, cluster.security_protocol),
     el("td", {}, reach, node && node.error ? el("div", { class: "err" }, node.error) : null),
     el("td", { class: "num" }, node ? number(node.topic_count) : "–"),
+    el("td", {}, el("a", { href: `/clusters/${cluster.id}/browse/` }, "Topics and groups")),
   );
 }
 
@@ -25,7 +26,14 @@ async function load() {
   try {
     const [clusters, dashboard] = await Promise.all([get("/api/v1/clusters/"), get("/api/v1/dashboard/")]);
     const nodes = Object.fromEntries(dashboard.nodes.map((n) => [n.id, n]));
-    const headers = ["Alias", "bootstrap.servers", "security.protocol", "Status", { label: "Topics", num: true }];
+    const headers = [
+      "Alias",
+      "bootstrap.servers",
+      "security.protocol",
+      "Status",
+      { label: "Topics", num: true },
+      "Browse",
+    ];
     clear(
       box,
       table(

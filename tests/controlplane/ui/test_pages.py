@@ -15,7 +15,16 @@ from tests.controlplane.api.base import ROLES, make_user
 
 pytestmark = pytest.mark.django_db
 
-VIEWER_PAGES = ["/", "/clusters/", "/clusters/{cluster}/", "/flows/", "/flows/{flow}/", "/failover/", "/failover/{fo}/"]
+VIEWER_PAGES = [
+    "/",
+    "/clusters/",
+    "/clusters/{cluster}/",
+    "/clusters/{cluster}/browse/",
+    "/flows/",
+    "/flows/{flow}/",
+    "/failover/",
+    "/failover/{fo}/",
+]
 ADMIN_PAGES = ["/clusters/new/", "/flows/new/", "/flows/import/", "/flows/{flow}/edit/"]
 
 
@@ -70,6 +79,8 @@ def test_a_viewer_sees_the_viewer_pages_with_their_object(
     assert response.status_code == 200
     if "{flow}" in page:
         assert response.context["flow"].pk == ids["flow"]
+    if "{cluster}" in page:
+        assert response.context["cluster"].pk == ids["cluster"]
     if "{fo}" in page:
         assert response.context["failover"].pk == ids["fo"]
         assert response.context["operator"] is False
@@ -90,6 +101,7 @@ def test_a_missing_object_is_404_and_a_new_page_has_none(
     browser: Callable[[str | None], Client], ids: dict[str, int]
 ) -> None:
     assert browser("viewer").get("/flows/99999/").status_code == 404
+    assert browser("viewer").get("/clusters/99999/browse/").status_code == 404
     assert browser("admin").get("/flows/99999/edit/").status_code == 404
     new = browser("admin").get("/flows/new/")
     assert new.context["flow"] is None
