@@ -58,15 +58,17 @@ def list_groups(admin: AdminClient, wanted: GroupFilter) -> list[str]:
     return sorted(g.group_id for g in listing.valid if wanted.should_replicate(g.group_id))
 
 
-def group_offsets(admin: AdminClient, groups: Iterable[str], topics: TopicFilter) -> list[GroupOffset]:
+def group_offsets(
+    admin: AdminClient, groups: Iterable[str], topics: TopicFilter, timeout: float = TIMEOUT
+) -> list[GroupOffset]:
     """Committed offsets of the groups (one request each, all in flight together) in topics the flow replicates."""
     futures = {
-        group: admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)], request_timeout=TIMEOUT)[group]
+        group: admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)], request_timeout=timeout)[group]
         for group in groups
     }
     result = []
     for group, future in futures.items():
-        for tp in future.result(timeout=TIMEOUT).topic_partitions or []:
+        for tp in future.result(timeout=timeout).topic_partitions or []:
             if tp.error is None and tp.offset >= 0 and topics.should_replicate(tp.topic):
                 result.append(GroupOffset(group, tp.topic, tp.partition, tp.offset, tp.metadata or ""))
     return result

@@ -8,6 +8,7 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_fiel
 from rest_framework import serializers
 
 from controlplane.clusters.api.fields import ClusterAliasField
+from controlplane.core.pagination import MAX_OFFSET
 from controlplane.failover.api import results as r
 from controlplane.failover.choices import STEP_ORDER, JobState, Mode, Status, Step
 from controlplane.failover.models import Failover
@@ -273,3 +274,59 @@ class BusySerializer(serializers.Serializer[dict[str, Any]]):
 
 class EmptySerializer(serializers.Serializer[dict[str, Any]]):
     """No inputs."""
+
+
+class GroupPickerQuerySerializer(serializers.Serializer[dict[str, Any]]):
+    """Which flow's groups: the plan's source and target (the flow source->target), and which page of them."""
+
+    source = ClusterAliasField(help_text="source cluster alias")
+    target = ClusterAliasField(help_text="target cluster alias")
+    search = serializers.CharField(
+        required=False, default="", allow_blank=True, max_length=MAX_GROUP_LENGTH, help_text="a part of the group id"
+    )
+    limit = serializers.IntegerField(min_value=1, max_value=200, default=50, help_text="rows per page")
+    offset = serializers.IntegerField(min_value=0, max_value=MAX_OFFSET, default=0, help_text="rows to skip")
+
+    def validate_search(self, search: str) -> str:
+        if "\x00" in search:  # librdkafka takes C strings
+            raise serializers.ValidationError("NUL bytes are not allowed.")
+        return search
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        source, target = attrs["source"], attrs["target"]
+        if source.pk == target.pk:
+            raise serializers.ValidationError({"target": ["choose a cluster other than the source"]})
+        flow = Flow.objects.select_related("source", "target").filter(source=source, target=target).first()
+        if flow is None:
+            raise serializers.ValidationError({"target": [f"no flow {source}->{target} replicates the groups' topics"]})
+        return {**attrs, "flow": flow}
+
+
+class PickedGroupSerializer(serializers.Serializer[dict[str, Any]]):
+    group = serializers.CharField(help_text="group.id")
+    state = serializers.CharField(help_text="STABLE, EMPTY, PREPARING_REBALANCE, COMPLETING_REBALANCE, DEAD or UNKNOWN")
+    members = serializers.IntegerField(help_text="member count")
+    topics = serializers.ListField(child=serializers.CharField(), help_text="replicated topics it committed offsets in")
+    partitions = serializers.IntegerField(help_text="partitions of those topics with a committed offset")
+    lag = serializers.IntegerField(
+        allow_null=True, help_text="end minus committed offsets, summed; null: a partition's end did not answer"
+    )
+    in_groups_filter = serializers.BooleanField(
+        help_text="the flow's groups filter selects it (else it has no checkpoints and the pre-flight refuses it)"
+    )
+    checkpoint_timestamp = serializers.IntegerField(
+        allow_null=True, help_text="ms, the newest checkpoint of the group on the target; null: none seen yet"
+    )
+    checkpoint_age_seconds = serializers.FloatField(allow_null=True, help_text="now minus checkpoint_timestamp")
+    checkpoint_partitions = serializers.IntegerField(help_text="partitions with a checkpoint")
+
+
+class GroupPickerPageSerializer(serializers.Serializer[dict[str, Any]]):
+    count = serializers.IntegerField(help_text="groups of the scanned ones that committed in replicated topics")
+    scanned = serializers.IntegerField(help_text="groups whose id contains `search` whose offsets were read")
+    truncated = serializers.BooleanField(help_text="more groups contain `search` than were scanned: narrow it")
+    checkpoints_read_at = serializers.DateTimeField(
+        allow_null=True, help_text="when the sampler last read the flow's checkpoints; null: never"
+    )
+    checkpoints_error = serializers.CharField(allow_blank=True, help_text="why they were not read, if so")
+    results = PickedGroupSerializer(many=True, help_text="the page, by group id")

@@ -17,12 +17,13 @@ from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
 
 from controlplane.audit.services import record
+from controlplane.clusters.browse import PageQuery
 from controlplane.core.permissions import HasRole
 from controlplane.failover.api import serializers as s
 from controlplane.failover.choices import Step
 from controlplane.failover.models import Failover
 from controlplane.failover.results import PlanResult, StepEntry
-from controlplane.failover.services import machine
+from controlplane.failover.services import machine, picker
 from controlplane.failover.tasks import run_step
 
 PLAN_FIELDS = ("mode", "source", "target", "groups", "dry_run", "drain_threshold")
@@ -65,6 +66,7 @@ class FailoverViewSet(
         "failback",
         "abort",
         "drain_threshold",
+        "groups",
     )
 
     preflight = _step("preflight", s.PreflightSerializer, "2. Run the checks; warnings named in acknowledge pass.")
@@ -114,6 +116,22 @@ class FailoverViewSet(
         except machine.WrongStep as exc:
             raise StepConflict(str(exc)) from None
         return Response(s.FailoverSerializer(failover).data)
+
+    @extend_schema(
+        operation_id="failovers_groups_list",
+        parameters=[s.GroupPickerQuerySerializer],
+        responses=s.GroupPickerPageSerializer,
+    )
+    @action(detail=False, methods=["get"])
+    def groups(self, request: Request) -> Response:
+        """The plan's group picker: a page of the source cluster's consumer groups with committed offsets in topics
+        the flow source->target replicates, with state, lag and checkpoint freshness. Reads Kafka with bounded
+        timeouts (controlplane.failover.services.picker); an unreachable source is a 400 naming it and its error."""
+        query = s.GroupPickerQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        found = query.validated_data
+        page = PageQuery(found["search"], found["limit"], found["offset"])
+        return Response(s.GroupPickerPageSerializer(picker.consuming_groups(found["flow"], page)).data)
 
     def _run(self, name: str, inputs_type: type[BaseSerializer[Any]], request: Request) -> Response:
         inputs = inputs_type(data=request.data)
