@@ -397,10 +397,24 @@ function verifyTable(rows, dryRun) {
   );
 }
 
+// The verify step's outcome in one line, kept on every step after it (with its table one click away on failback).
+export function verifySummary(f) {
+  const v = f.steps.verify?.result;
+  if (!v || v.error) return null;
+  const matched = v.rows.filter((r) => r.match).length;
+  const text = f.dry_run
+    ? `Verify: dry run, ${v.rows.length} partitions would have been written to ${f.target}.`
+    : `Verify: ${matched} of ${v.rows.length} partitions committed on ${f.target} as written.`;
+  const kind = f.dry_run ? "info" : matched === v.rows.length ? "ok" : "error";
+  return el("div", { class: `alert ${kind} verify-summary`, id: "verify-summary", role: "status" }, text);
+}
+
 export function failback(f, run, operator) {
   const v = f.steps.verify.result,
     ran = f.steps.failback;
   const body = [
+    verifySummary(f),
+    el("details", { class: "verify-rows" }, el("summary", {}, "Verified offsets"), verifyTable(v.rows, f.dry_run)),
     el("h3", {}, "Consumer switch checklist"),
     el(
       "ol",
@@ -452,6 +466,7 @@ export function done(f) {
             : el("a", { href: `/flows/${b.flow}/` }, b.name),
       ),
     ),
+    verifySummary(f),
     verifyTable(v.rows, f.dry_run),
     el("h3", { style: "margin-top:1rem" }, "Consumer switch checklist"),
     el(

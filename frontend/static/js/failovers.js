@@ -2,6 +2,7 @@
 import { get } from "./api.js";
 import { submit } from "./forms.js";
 import { alert, badge, clear, el, table, when } from "./dom.js";
+import { groupPicker } from "./group-picker.js";
 
 function row(f) {
   return el(
@@ -33,6 +34,7 @@ async function load() {
 
 const form = document.getElementById("plan-form");
 if (form) {
+  groupPicker(form);
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const extra = { mode: form.querySelector("input[name=mode]:checked").value };
