@@ -121,6 +121,7 @@ INSTALLED_APPS = [
     "controlplane.monitoring",
     "controlplane.failover",
     "controlplane.reports",
+    "controlplane.alerts",
     "controlplane.ui",
     "controlplane.demo",
 ]
@@ -331,6 +332,8 @@ MIRRORPLANE_WORKER_SLOTS = env_positive_int("MIRRORPLANE_WORKER_SLOTS", 4)
 MIRRORPLANE_SAMPLE_INTERVAL_SECONDS = env_int("MIRRORPLANE_SAMPLE_INTERVAL_SECONDS", 5)
 MIRRORPLANE_OBSERVE_INTERVAL_SECONDS = env_int("MIRRORPLANE_OBSERVE_INTERVAL_SECONDS", 15)
 MIRRORPLANE_SAMPLE_RETENTION_HOURS = env_int("MIRRORPLANE_SAMPLE_RETENTION_HOURS", 24)
+# Period of beat's alert evaluation (rules over the samples and observations above).
+MIRRORPLANE_ALERT_INTERVAL_SECONDS = env_positive_int("MIRRORPLANE_ALERT_INTERVAL_SECONDS", 10)
 # Analytics: the facts lake flows write and the jobs read (default <state dir>/lake), whether flows write facts at
 # all (a flow can also opt out, or name its own lake), and an optional Spark master URL.
 MIRRORPLANE_FACTS_LAKE = env_str("MIRRORPLANE_FACTS_LAKE", "")
@@ -350,6 +353,10 @@ CELERY_BEAT_SCHEDULE = {
     "flow-samples": {
         "task": "controlplane.monitoring.tasks.sample_flows",
         "schedule": float(MIRRORPLANE_SAMPLE_INTERVAL_SECONDS),
+    },
+    "alert-evaluation": {
+        "task": "controlplane.alerts.tasks.evaluate_alerts",
+        "schedule": float(MIRRORPLANE_ALERT_INTERVAL_SECONDS),
     },
     "cluster-observations": {
         "task": "controlplane.monitoring.tasks.observe",

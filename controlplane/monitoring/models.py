@@ -42,3 +42,10 @@ class FlowObservation(models.Model):
     at = models.DateTimeField()
     error = models.TextField(blank=True, default="")
     checkpoints = models.JSONField(default=dict, help_text="group -> {timestamp (ms), partitions}")
+    # A running task reports its own lag; a paused or stopped flow's last report is frozen while the source grows.
+    stopped_lag = models.BigIntegerField(
+        null=True,
+        blank=True,
+        help_text="while the flow's tasks do not run: source end offsets minus the last reported positions; "
+        "null when the tasks run, or nothing could be read",
+    )

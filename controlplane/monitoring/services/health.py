@@ -58,6 +58,12 @@ def errors(status: FlowStatus) -> list[str]:
     return found
 
 
+def replicating(status: FlowStatus) -> bool:
+    """Every task that should run holds a live lease: the tasks' own figures (lag, p99) are current."""
+    tasks = [t for t in status.tasks if runs(t.task_id, t.desired_count)]
+    return bool(tasks) and not status.paused and all(t.state == TaskState.RUNNING and t.live for t in tasks)
+
+
 def health(status: FlowStatus, flow_totals: FlowTotals | None = None) -> Health:
     if not status.enabled:
         return Health.DISABLED

@@ -11,12 +11,18 @@ from datetime import datetime
 from confluent_kafka import KafkaException
 from django.utils import timezone
 
+from controlplane.clusters import browse
 from controlplane.clusters.models import Cluster
 from controlplane.clusters.services import connectivity_check
 from controlplane.flows.models import Flow
-from controlplane.flows.services import cluster_config
+from controlplane.flows.services import cluster_config, flow_config
 from controlplane.monitoring.models import ClusterObservation, FlowObservation
 from controlplane.monitoring.services import readers
+from controlplane.monitoring.services.health import replicating
+from controlplane.orchestration.models import PartitionReport
+from controlplane.orchestration.services.status import flow_status
+from controlplane.orchestration.taskstatus import expand
+from replication.policy import is_heartbeats_topic, is_internal_topic
 from replication.records import Checkpoint
 
 log = logging.getLogger(__name__)
@@ -27,7 +33,7 @@ def observe_all(now: datetime | None = None) -> int:
     now = now or timezone.now()
     reachable = {c.pk for c in Cluster.objects.all() if observe_cluster(c, now).reachable}
     for flow in Flow.objects.select_related("source", "target").filter(target_id__in=reachable):
-        observe_flow(flow, now)
+        observe_flow(flow, now, source_reachable=flow.source_id in reachable)
     return len(reachable)
 
 
@@ -53,8 +59,10 @@ def _heartbeats(cluster: Cluster) -> dict[str, object]:
     return {"upstream_hops": hops, "heartbeats": beats}
 
 
-def observe_flow(flow: Flow, now: datetime) -> FlowObservation:
-    values: dict[str, object] = {"at": now, "error": ""}
+def observe_flow(flow: Flow, now: datetime, source_reachable: bool = True) -> FlowObservation:
+    values: dict[str, object] = {"at": now, "error": "", "stopped_lag": None}
+    if source_reachable and not replicating(flow_status(flow)):
+        values["stopped_lag"] = stopped_lag(flow)
     try:
         latest = readers.latest_checkpoints(cluster_config(flow.target), flow.source.alias)
     except (KafkaException, TimeoutError) as exc:
@@ -63,6 +71,30 @@ def observe_flow(flow: Flow, now: datetime) -> FlowObservation:
         values["checkpoints"] = {group: _freshness(cps) for group, cps in sorted(latest.items())}
     observation, _ = FlowObservation.objects.update_or_create(flow=flow, defaults=values)
     return observation
+
+
+def stopped_lag(flow: Flow) -> int | None:
+    """The lag of a flow whose tasks do not run (paused, failed, unplaced): the source end offsets of the data
+    partitions its tasks last reported, minus the positions they reported. One batched ListOffsets. The last
+    report may be a little older than the positions the task stored when it stopped, so this can read a few
+    records high, never low. None when no partition was reported or the source did not answer."""
+    policy = flow_config(flow).policy()
+    positions = {
+        (topic, partition): expand(topic, partition, values)["position"]
+        for topic, partition, values in PartitionReport.objects.filter(flow=flow).values_list(
+            "topic", "partition", "snapshot"
+        )
+        if not is_heartbeats_topic(policy, topic) and not is_internal_topic(topic)
+    }
+    known = {key: position for key, position in positions.items() if position is not None}
+    if not known:
+        return None
+    try:
+        _, ends = browse.offsets(browse.admin(flow.source), sorted(known), earliest=False)
+    except (KafkaException, TimeoutError) as exc:
+        log.warning("flow %s: source end offsets not read: %s", flow.name, exc)
+        return None
+    return sum(max(0, end - known[key]) for key, end in ends.items() if end is not None)
 
 
 def _freshness(checkpoints: dict[tuple[str, int], Checkpoint]) -> dict[str, object]:

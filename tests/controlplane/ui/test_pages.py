@@ -24,6 +24,7 @@ VIEWER_PAGES = [
     "/flows/{flow}/",
     "/failover/",
     "/failover/{fo}/",
+    "/alerts/",
 ]
 ADMIN_PAGES = ["/clusters/new/", "/flows/new/", "/flows/import/", "/flows/{flow}/edit/"]
 

@@ -1,0 +1,110 @@
+"""Webhook delivery: the Alertmanager webhook payload (version 4), POSTed to every enabled target.
+
+Called after the alert changes were committed, with a short timeout per target. A failure is stored on the target
+(``last_status``, ``last_error``) and logged without the URL, which may carry a token; it never raises into the
+evaluation."""
+
+from __future__ import annotations
+
+import json
+import logging
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.utils import timezone
+
+from controlplane.alerts.choices import AlertKind, AlertState
+from controlplane.alerts.models import Alert, WebhookTarget
+from controlplane.clusters import crypto
+
+TIMEOUT_SECONDS = 5.0
+ZERO_TIME = "0001-01-01T00:00:00Z"  # Alertmanager's "no end yet"
+ALERT_NAMES = {
+    AlertKind.LAG_RECORDS: "MirrorplaneReplicationLag",
+    AlertKind.LATENCY_P99: "MirrorplaneReplicationLatencyP99",
+    AlertKind.TASK_NOT_RUNNING: "MirrorplaneTaskNotRunning",
+    AlertKind.DATA_LOSS: "MirrorplaneDataLoss",
+    AlertKind.CLUSTER_UNREACHABLE: "MirrorplaneClusterUnreachable",
+}
+log = logging.getLogger(__name__)
+SEVERITY = {AlertKind.DATA_LOSS: "critical", AlertKind.CLUSTER_UNREACHABLE: "critical"}
+
+
+def origin(url: str) -> str:
+    """scheme://host[:port] of the URL: all of it that may be shown (its path or query may hold a token)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    return f"{parts.scheme}://{host}{f':{parts.port}' if parts.port else ''}"
+
+
+def payload(receiver: str, alerts: Sequence[Alert]) -> dict[str, Any]:
+    items = [alert_item(a) for a in alerts]
+    status = "firing" if any(a.state == AlertState.FIRING for a in alerts) else "resolved"
+    return {
+        "version": "4",
+        "groupKey": "mirrorplane",
+        "truncatedAlerts": 0,
+        "status": status,
+        "receiver": receiver,
+        "groupLabels": {},
+        "commonLabels": {"source": "mirrorplane"},
+        "commonAnnotations": {},
+        "externalURL": "",
+        "alerts": items,
+    }
+
+
+def alert_item(alert: Alert) -> dict[str, Any]:
+    labels = {
+        "alertname": ALERT_NAMES[AlertKind(alert.kind)],
+        "kind": alert.kind,
+        "severity": SEVERITY.get(AlertKind(alert.kind), "warning"),
+    }
+    labels["cluster" if alert.cluster_id is not None else "flow"] = alert.name
+    return {
+        "status": "resolved" if alert.state == AlertState.RESOLVED else "firing",
+        "labels": labels,
+        "annotations": {"summary": alert.message, "value": "" if alert.value is None else f"{alert.value:g}"},
+        "startsAt": _time(alert.fired_at or alert.started_at),
+        "endsAt": _time(alert.resolved_at) if alert.resolved_at else ZERO_TIME,
+        "generatorURL": f"/flows/{alert.flow_id}/" if alert.flow_id is not None else "/alerts/",
+        "fingerprint": f"{alert.pk:016x}",
+    }
+
+
+def notify(alerts: Sequence[Alert]) -> None:
+    for target in WebhookTarget.objects.filter(enabled=True):
+        deliver(target, payload(target.name, alerts))
+
+
+def deliver(target: WebhookTarget, body: dict[str, Any]) -> bool:
+    status, error = None, ""
+    try:
+        url = crypto.decrypt(target.url_encrypted)
+        request = urllib.request.Request(
+            url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST"
+        )
+        with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:  # the serializer allows http(s) only
+            status = response.status
+    except urllib.error.HTTPError as exc:
+        status, error = exc.code, f"HTTP {exc.code} {exc.reason}"
+    except Exception as exc:  # any failure is the target's, stored on it; the evaluation goes on
+        error = _reason(exc)
+    if error:
+        log.warning("webhook %s (%s): %s", target.name, target.url_origin, error)
+    WebhookTarget.objects.filter(pk=target.pk).update(last_sent_at=timezone.now(), last_status=status, last_error=error)
+    return not error
+
+
+def _reason(exc: Exception) -> str:
+    # urllib's messages name the host at most, never the path or query; the type says timeouts and refusals.
+    reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+    return f"{type(exc).__name__}: {reason}"[:500]
+
+
+def _time(at: datetime) -> str:
+    return at.astimezone(UTC).isoformat().replace("+00:00", "Z")
