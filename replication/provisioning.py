@@ -108,6 +108,9 @@ def provision_flow(
     sources = sync.source_topics()
     sync.ensure_remote_topics(sources)
     remote = {sync.remote_topic(t): n for t, n in sources.items()}
+    # Creating a thousand topics can outlast the deadline on a busy controller: the wait for their metadata gets
+    # its own, from here, and a late CreateTopics answer (logged above) is waited for here instead of failing.
+    deadline = max(deadline, clock() + deadline_seconds)
     wait_for_metadata(
         admins["target"], {**{t.name: 1 for t in internal if t.cluster == "target"}, **remote}, deadline, clock
     )
@@ -135,6 +138,8 @@ def create_missing(
         except KafkaException as exc:
             if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                 raise ProvisioningError(f"creating topic {name}: {exc.args[0].str()}") from exc
+        except TimeoutError:  # a busy controller answers late; the caller waits for the topic's metadata
+            log.warning("the creation of topic %s was not answered before the deadline; awaiting its metadata", name)
     log.info("created topics %s", created)
     return created
 

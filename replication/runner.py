@@ -67,8 +67,9 @@ def run_flows(flows: Sequence[FlowConfig]) -> int:
     try:
         for flow in enabled:  # once, before any task starts: no task's start depends on another's
             provision_flow(flow)
-    except (ReplicationError, KafkaException) as exc:
-        log.error("%s", exc.args[0].str() if isinstance(exc, KafkaException) else exc)
+    except (ReplicationError, KafkaException, TimeoutError) as exc:
+        text = exc.args[0].str() if isinstance(exc, KafkaException) else str(exc) or "a cluster did not answer in time"
+        log.error("%s", text)
         return 2
     if len(jobs) == 1:
         return _run_in_process(*jobs[0])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Future
 from typing import Any, TypeVar
@@ -42,6 +43,7 @@ class TopicSync:
         self.filter = TopicFilter(flow)
         self._config_exclude = compile_patterns("config.properties.exclude", flow.config_properties_exclude)
         self.listed = 0  # how many topics the source listed at the last source_topics()
+        self.create_timeout = TIMEOUT  # per CreateTopics batch; a late answer is waited for in the metadata
 
     @functools.cached_property
     def replication_factor(self) -> int:
@@ -81,19 +83,43 @@ class TopicSync:
             ]
             # In batches: the broker's controller creates topics one by one (about 45 ms each here), and a single
             # request for 1,000 topics outlasted its 30 s wait and stopped the runner.
+            unanswered: list[str] = []
             for batch in _batches(new):
-                _wait_all(self.target.create_topics(batch), ignore=KafkaError.TOPIC_ALREADY_EXISTS)
+                futures = self.target.create_topics(batch)
+                unanswered += _wait_all(futures, ignore=KafkaError.TOPIC_ALREADY_EXISTS, timeout=self.create_timeout)
             names = [n.topic for n in new]
-            log.info("%s: created %d remote topics %s", self.flow.name, len(names), _abridged(names))
+            log.info("%s: requested %d remote topics %s", self.flow.name, len(names), _abridged(names))
+            if unanswered:
+                # A busy controller answers late but still creates them: the caller waits for their metadata (the
+                # runner's provisioning) or finds them at the next refresh (a task), which asks again if not.
+                log.warning(
+                    "%s: the target did not answer the creation of %d remote topics within %.0f s (e.g. %s); "
+                    "waiting for them to show in its metadata",
+                    self.flow.name,
+                    len(unanswered),
+                    self.create_timeout,
+                    unanswered[0],
+                )
         grow = [
             NewPartitions(self.remote_topic(t), n)
             for t, n in topics.items()
             if self.remote_topic(t) in existing and existing[self.remote_topic(t)] < n
         ]
+        late: list[str] = []
         for more in _batches(grow):
-            _wait_all(self.target.create_partitions(more), ignore=KafkaError.INVALID_PARTITIONS)
+            futures = self.target.create_partitions(more)
+            late += _wait_all(futures, ignore=KafkaError.INVALID_PARTITIONS, timeout=self.create_timeout)
         if grow:
             log.info("%s: added partitions to %s", self.flow.name, _abridged([g.topic for g in grow]))
+        if late:
+            log.warning(
+                "%s: the target did not answer adding partitions to %d remote topics within %.0f s (e.g. %s); "
+                "their new partitions wait for its metadata",
+                self.flow.name,
+                len(late),
+                self.create_timeout,
+                late[0],
+            )
 
     def missing_remote_topics(self, topics: Iterable[str]) -> list[str]:
         """Source topics whose remote topic no longer exists at the target."""
@@ -129,7 +155,8 @@ class TopicSync:
                 # Legacy AlterConfigs replaces the topic's overrides; keep the target's excluded ones.
                 keep = {k: v for k, v in current.get(remote, {}).items() if self._config_exclude.fullmatch(k)}
                 resource = ConfigResource(ResourceType.TOPIC, remote, set_config={**keep, **config})
-                _wait_all(self.target.alter_configs([resource]))
+                if _wait_all(self.target.alter_configs([resource]), ignore=None, timeout=TIMEOUT):
+                    log.warning("%s: the target did not answer a config change of %s in time", self.flow.name, remote)
                 changed.append(remote)
         if changed:
             log.info("%s: synced configs of %s", self.flow.name, changed)
@@ -202,10 +229,17 @@ def _abridged(names: list[str], shown: int = 10) -> str:
     return f"{names[:shown]}{more}"
 
 
-def _wait_all(futures: Mapping[Any, Future[Any]], ignore: int | None = None) -> None:
-    for future in futures.values():
+def _wait_all(futures: Mapping[Any, Future[Any]], ignore: int | None, timeout: float) -> list[str]:
+    """Wait for every admin future until one shared deadline; returns the names left unanswered by then (a broker
+    error other than `ignore` raises)."""
+    deadline = time.monotonic() + timeout
+    unanswered: list[str] = []
+    for name, future in futures.items():
         try:
-            future.result(timeout=TIMEOUT)
+            future.result(timeout=max(deadline - time.monotonic(), 0.0))
         except KafkaException as exc:
             if ignore is None or exc.args[0].code() != ignore:
                 raise
+        except TimeoutError:
+            unanswered.append(str(name))
+    return unanswered
