@@ -49,3 +49,32 @@ class FlowObservation(models.Model):
         help_text="while the flow's tasks do not run: source end offsets minus the last reported positions; "
         "null when the tasks run, or nothing could be read",
     )
+
+
+class PartitionLagSample(models.Model):
+    """One point of a source partition's lag, taken by the sampler for a bounded few partitions per tick (those
+    someone is looking at and those with the highest lag; see ``services.partition_lag``)."""
+
+    flow = models.ForeignKey("flows.Flow", on_delete=models.CASCADE, related_name="partition_lag_samples")
+    topic = models.CharField(max_length=255)
+    partition = models.PositiveIntegerField()
+    at = models.DateTimeField(db_index=True)
+    lag = models.BigIntegerField(help_text="source records of the partition not yet replicated")
+
+    class Meta:
+        ordering = ["at"]
+        indexes = [models.Index(fields=["flow", "topic", "partition", "at"], name="partlag_flow_tp_at")]
+
+
+class PartitionLagWatch(models.Model):
+    """A partition someone opened the lag chart of: sampled every tick until ``until`` even when its lag is low."""
+
+    flow = models.ForeignKey("flows.Flow", on_delete=models.CASCADE, related_name="partition_lag_watches")
+    topic = models.CharField(max_length=255)
+    partition = models.PositiveIntegerField()
+    until = models.DateTimeField(db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["flow", "topic", "partition"], name="unique_partition_lag_watch")
+        ]

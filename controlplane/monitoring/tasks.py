@@ -5,12 +5,14 @@ from __future__ import annotations
 from celery import shared_task
 
 from controlplane.monitoring.services import observe as observations
-from controlplane.monitoring.services import sampling
+from controlplane.monitoring.services import partition_lag, sampling
 
 
 @shared_task(ignore_result=True, expires=30)
 def sample_flows() -> int:
-    return sampling.sample_flows()
+    sampled = sampling.sample_flows()
+    partition_lag.sample_partition_lag()
+    return sampled
 
 
 @shared_task(ignore_result=True, expires=60)

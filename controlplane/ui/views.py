@@ -17,6 +17,7 @@ from django.views.generic import TemplateView
 
 from controlplane.clusters.models import Cluster
 from controlplane.core.permissions import OPERATOR, VIEWER, has_role
+from controlplane.failover.choices import Status
 from controlplane.ui import forms
 
 
@@ -58,7 +59,7 @@ def flow_form(request: HttpRequest) -> dict[str, Any]:
 
 
 def failover_list(request: HttpRequest) -> dict[str, Any]:
-    return {"aliases": list(Cluster.objects.values_list("alias", flat=True))}
+    return {"aliases": list(Cluster.objects.values_list("alias", flat=True)), "states": Status.choices}
 
 
 def failover_wizard(request: HttpRequest) -> dict[str, Any]:

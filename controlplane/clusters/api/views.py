@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
-from drf_spectacular.utils import extend_schema
+from django.db.models import Q, QuerySet
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
@@ -18,6 +22,10 @@ from controlplane.core.pagination import OptInLimitOffsetPagination
 from controlplane.core.permissions import ADMIN, has_role
 from controlplane.jobs.api.views import START_RESPONSES, start
 
+SEARCH = OpenApiParameter(
+    "search", OpenApiTypes.STR, description="only clusters whose alias or bootstrap servers contain it (any case)"
+)
+
 _CHECK_DOC = (
     "Queues a connectivity check and answers 202 with the job at once; poll its `url`. The job succeeds with "
     "`result` = `{ok, brokers: [{id, host, port}], topic_count}`, or fails with librdkafka's exact connection error."
@@ -30,6 +38,19 @@ class ClusterViewSet(AuditedModelViewSet[Cluster]):
     pagination_class = OptInLimitOffsetPagination
     audit_name = "cluster"
     operator_actions = ("check", "check_unsaved")
+
+    def get_queryset(self) -> QuerySet[Cluster]:
+        """The list filtered by ``search``: a part of the alias or of the bootstrap servers."""
+        clusters = super().get_queryset()
+        search = self.request.query_params.get("search", "").strip() if self.action == "list" else ""
+        if not search:
+            return clusters
+        return clusters.filter(Q(alias__icontains=search) | Q(bootstrap_servers__icontains=search))
+
+    @extend_schema(parameters=[SEARCH])
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Clusters by id: the whole list, or a page with `limit` (up to 1000) and `offset`; `search` filters."""
+        return super().list(request, *args, **kwargs)
 
     def perform_update(self, serializer: BaseSerializer[Cluster]) -> None:
         with transaction.atomic():

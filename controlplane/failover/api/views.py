@@ -8,25 +8,38 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from django.db.models import CharField, Q, QuerySet, TextField, Value
+from django.db.models.functions import Cast, Concat
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import APIException
+from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
 
 from controlplane.audit.services import record
 from controlplane.clusters.browse import PageQuery
+from controlplane.core.pagination import OptInLimitOffsetPagination
 from controlplane.core.permissions import HasRole
 from controlplane.failover.api import serializers as s
-from controlplane.failover.choices import Step
+from controlplane.failover.choices import Status, Step
 from controlplane.failover.models import Failover
 from controlplane.failover.results import PlanResult, StepEntry
 from controlplane.failover.services import machine, picker
 from controlplane.failover.tasks import run_step
 
 PLAN_FIELDS = ("mode", "source", "target", "groups", "dry_run", "drain_threshold")
+SEARCH = OpenApiParameter(
+    "search",
+    OpenApiTypes.STR,
+    description="only failovers whose source or target alias, flow name (`source->target`) or a consumer group "
+    "contains it (any case)",
+)
+STATE = OpenApiParameter(
+    "state", OpenApiTypes.STR, enum=Status.values, description="only failovers in this state (400 for another)"
+)
 
 
 class StepConflict(APIException):
@@ -55,6 +68,7 @@ class FailoverViewSet(
     queryset = Failover.objects.select_related("source", "target", "created_by", "job_by")
     serializer_class = s.FailoverSerializer
     permission_classes = [HasRole]
+    pagination_class = OptInLimitOffsetPagination
     operator_actions = (
         "create",
         "preflight",
@@ -76,6 +90,34 @@ class FailoverViewSet(
     apply = _step("apply", s.ApplySerializer, "6. Write the previewed offsets into the EMPTY target groups.")
     verify = _step("verify", s.EmptySerializer, "7. Read the committed offsets back from the target.")
     failback = _step("failback", s.FailbackSerializer, "8. Set up the flow back and its translation.")
+
+    def get_queryset(self) -> QuerySet[Failover]:
+        """The list filtered by ``state`` and ``search`` (aliases, the flow name, consumer groups)."""
+        failovers = super().get_queryset()
+        if self.action != "list":
+            return failovers
+        state = self.request.query_params.get("state")
+        if state is not None:
+            if state not in Status.values:
+                raise ValidationError({"state": [f"expected one of {', '.join(Status.values)}"]})
+            failovers = failovers.filter(status=state)
+        search = self.request.query_params.get("search", "").strip()
+        if not search:
+            return failovers
+        flow_name = Concat("source__alias", Value("->"), "target__alias", output_field=CharField())
+        matches = (
+            Q(source__alias__icontains=search)
+            | Q(target__alias__icontains=search)
+            | Q(flow_name__icontains=search)
+            | Q(groups_text__icontains=search)
+        )
+        groups = Cast("groups", output_field=TextField())
+        return failovers.annotate(flow_name=flow_name, groups_text=groups).filter(matches)
+
+    @extend_schema(parameters=[SEARCH, STATE])
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Failovers, newest first: the whole list, or a page with `limit` (up to 1000) and `offset`."""
+        return super().list(request, *args, **kwargs)
 
     def perform_create(self, serializer: BaseSerializer[Failover]) -> None:
         failover = serializer.save(created_by=self.request.user, step=Step.PREFLIGHT)

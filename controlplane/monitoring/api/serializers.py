@@ -8,13 +8,35 @@ from typing import Any
 from rest_framework import serializers
 
 from controlplane.monitoring.choices import Health
-from controlplane.monitoring.models import FlowSample
+from controlplane.monitoring.models import FlowSample, PartitionLagSample
 
 
 class FlowSampleSerializer(serializers.ModelSerializer[FlowSample]):
     class Meta:
         model = FlowSample
         fields = ["at", "records", "records_per_second", "lag", "latency_p99_ms", "health"]
+
+
+class PartitionLagPointSerializer(serializers.ModelSerializer[PartitionLagSample]):
+    class Meta:
+        model = PartitionLagSample
+        fields = ["at", "lag"]
+
+
+class PartitionLagHistorySerializer(serializers.Serializer[dict[str, Any]]):
+    """A source partition's sampled lag over the window. Partitions are sampled while they are among their flow's
+    highest lag or while someone watches them (this request sets a watch), so a quiet partition's history starts
+    when it was first asked for."""
+
+    flow = serializers.IntegerField(help_text="the flow's id")
+    topic = serializers.CharField(help_text="source topic")
+    partition = serializers.IntegerField(help_text="source partition")
+    minutes = serializers.IntegerField(help_text="the window")
+    lag = serializers.IntegerField(allow_null=True, help_text="the lag the task last reported; null: no report")
+    watched_until = serializers.DateTimeField(
+        allow_null=True, help_text="sampled every tick until then; null: the flow has no report of this partition"
+    )
+    samples = PartitionLagPointSerializer(many=True, help_text="oldest first; empty: no data in the window")
 
 
 class GraphNodeSerializer(serializers.Serializer[dict[str, Any]]):

@@ -8,5 +8,10 @@ urlpatterns = [
     path("dashboard/", views.DashboardView.as_view(), name="dashboard"),
     path("dashboard/edges/", views.FlowEdgesView.as_view(), name="dashboard-edges"),
     path("flows/<int:pk>/history/", views.FlowHistoryView.as_view(), name="flow-history"),
+    path(
+        "flows/<int:pk>/partitions/lag-history/",
+        views.PartitionLagHistoryView.as_view(),
+        name="flow-partition-lag-history",
+    ),
     path("flows/<int:pk>/checkpoint-freshness/", views.FlowCheckpointsView.as_view(), name="flow-checkpoint-freshness"),
 ]

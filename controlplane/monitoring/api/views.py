@@ -18,9 +18,12 @@ from controlplane.monitoring.api.serializers import (
     FlowEdgesSerializer,
     FlowHistorySerializer,
     FlowSampleSerializer,
+    PartitionLagHistorySerializer,
+    PartitionLagPointSerializer,
 )
 from controlplane.monitoring.models import FlowObservation
-from controlplane.monitoring.services import graph, sampling
+from controlplane.monitoring.services import graph, partition_lag, sampling
+from controlplane.orchestration.models import PartitionReport
 
 MAX_HISTORY_MINUTES = 24 * 60
 MINUTES = OpenApiParameter(
@@ -70,6 +73,51 @@ class FlowHistoryView(APIView):
         return Response({"flow": flow.pk, "minutes": minutes, "samples": FlowSampleSerializer(samples, many=True).data})
 
 
+MAX_PARTITION_MINUTES = partition_lag.RETENTION_HOURS * 60
+MAX_PARTITION = 2**31 - 1
+PARTITION_LAG_PARAMETERS = [
+    OpenApiParameter("topic", OpenApiTypes.STR, required=True, description="the source topic"),
+    OpenApiParameter(
+        "partition",
+        {"type": "integer", "minimum": 0, "maximum": MAX_PARTITION},
+        required=True,
+        description="source partition",
+    ),
+    OpenApiParameter(
+        "minutes",
+        {"type": "integer", "minimum": 1, "maximum": MAX_PARTITION_MINUTES},
+        description=f"the window, 1 to {MAX_PARTITION_MINUTES} minutes (default 30; samples are kept "
+        f"{partition_lag.RETENTION_HOURS} h)",
+    ),
+]
+
+
+class PartitionLagHistoryView(APIView):
+    """One source partition's lag over the last ``minutes``, and a watch so the sampler keeps sampling it."""
+
+    permission_classes = [IsViewer]
+
+    @extend_schema(parameters=PARTITION_LAG_PARAMETERS, responses=PartitionLagHistorySerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        flow = get_object_or_404(Flow, pk=pk)
+        topic = _topic(request.query_params.get("topic"))
+        partition = _partition(request.query_params.get("partition"))
+        minutes = _minutes(request.query_params.get("minutes", "30"), MAX_PARTITION_MINUTES)
+        watched_until = partition_lag.watch(flow, topic, partition)
+        report = PartitionReport.objects.filter(flow=flow, topic=topic, partition=partition).first()
+        samples = partition_lag.history(flow, topic, partition, minutes)
+        body = {
+            "flow": flow.pk,
+            "topic": topic,
+            "partition": partition,
+            "minutes": minutes,
+            "lag": report.lag if report else None,
+            "watched_until": watched_until,
+            "samples": PartitionLagPointSerializer(samples, many=True).data,
+        }
+        return Response(body)
+
+
 class FlowCheckpointsView(APIView):
     """Checkpoint freshness per consumer group, as last read from the target cluster."""
 
@@ -96,11 +144,27 @@ def _flow_ids(text: str) -> list[int]:
     return [int(part) for part in parts]
 
 
-def _minutes(text: str) -> int:
+def _minutes(text: str, most: int = MAX_HISTORY_MINUTES) -> int:
     try:
         minutes = int(text)
     except ValueError:
         raise ValidationError({"minutes": ["expected a whole number of minutes"]}) from None
-    if not 1 <= minutes <= MAX_HISTORY_MINUTES:
-        raise ValidationError({"minutes": [f"expected 1 to {MAX_HISTORY_MINUTES}"]})
+    if not 1 <= minutes <= most:
+        raise ValidationError({"minutes": [f"expected 1 to {most}"]})
     return minutes
+
+
+def _topic(text: str | None) -> str:
+    if not text:
+        raise ValidationError({"topic": ["give the source topic"]})
+    if len(text) > 255 or "\x00" in text:
+        raise ValidationError({"topic": ["expected a topic name of at most 255 characters"]})
+    return text
+
+
+def _partition(text: str | None) -> int:
+    if text is None or text == "":
+        raise ValidationError({"partition": ["give the source partition"]})
+    if not (text.isascii() and text.isdigit() and len(text) <= 10) or int(text) > MAX_PARTITION:
+        raise ValidationError({"partition": [f"expected a whole number from 0 to {MAX_PARTITION}"]})
+    return int(text)

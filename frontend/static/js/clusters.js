@@ -1,6 +1,10 @@
-// /clusters/: every cluster with its reachability as last observed, and a link to browse its topics and groups.
+// /clusters/: the clusters a page at a time, searchable (alias or bootstrap servers, filtered by the API), with
+// their reachability as last observed, and a link to browse their topics and groups.
 import { get } from "./api.js";
 import { alert, badge, clear, el, number, table } from "./dom.js";
+
+const PAGE = 100;
+const query = { offset: 0, search: "" };
 
 function row(cluster, node) {
   const reach =
@@ -24,7 +28,16 @@ function row(cluster, node) {
 async function load() {
   const box = document.getElementById("clusters");
   try {
-    const [clusters, dashboard] = await Promise.all([get("/api/v1/clusters/"), get("/api/v1/dashboard/")]);
+    const q = new URLSearchParams({ limit: PAGE, offset: query.offset });
+    if (query.search) q.set("search", query.search);
+    const [page, dashboard] = await Promise.all([get(`/api/v1/clusters/?${q}`), get("/api/v1/dashboard/")]);
+    const clusters = page.results;
+    const last = query.offset + clusters.length;
+    document.getElementById("clusters-range").textContent = page.count
+      ? `${number(query.offset + 1)}–${number(last)} of ${number(page.count)}`
+      : "";
+    document.getElementById("clusters-prev").disabled = query.offset === 0;
+    document.getElementById("clusters-next").disabled = last >= page.count;
     const nodes = Object.fromEntries(dashboard.nodes.map((n) => [n.id, n]));
     const headers = [
       "Alias",
@@ -39,7 +52,11 @@ async function load() {
       table(
         headers,
         clusters.map((c) => row(c, nodes[c.id])),
-        { empty: "No clusters yet. Add the clusters you replicate between." },
+        {
+          empty: query.search
+            ? `No cluster matches “${query.search}”.`
+            : "No clusters yet. Add the clusters you replicate between.",
+        },
       ),
     );
   } catch (error) {
@@ -47,4 +64,20 @@ async function load() {
   }
 }
 
+let searchTimer = null;
+document.getElementById("clusters-search").addEventListener("input", (event) => {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => {
+    Object.assign(query, { search: event.target.value.trim(), offset: 0 });
+    load();
+  }, 250);
+});
+document.getElementById("clusters-prev").addEventListener("click", () => {
+  query.offset = Math.max(0, query.offset - PAGE);
+  load();
+});
+document.getElementById("clusters-next").addEventListener("click", () => {
+  query.offset += PAGE;
+  load();
+});
 load();

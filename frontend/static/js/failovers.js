@@ -1,8 +1,12 @@
-// /failover/: failovers so far, and step 1 of the wizard (the plan) for operators.
+// /failover/: failovers so far, a page at a time, searchable and filtered by state (by the API), and step 1 of the
+// wizard (the plan) for operators.
 import { get } from "./api.js";
 import { submit } from "./forms.js";
-import { alert, badge, clear, el, table, when } from "./dom.js";
+import { alert, badge, clear, el, number, table, when } from "./dom.js";
 import { groupPicker } from "./group-picker.js";
+
+const PAGE = 50;
+const query = { offset: 0, search: "", state: "" };
 
 function row(f) {
   return el(
@@ -17,20 +21,56 @@ function row(f) {
   );
 }
 
+function emptyText() {
+  const state = query.state ? ` ${query.state}` : "";
+  if (query.search) return `No${state} failover matches “${query.search}”.`;
+  return query.state ? `No ${query.state} failover.` : "No failovers yet.";
+}
+
 async function load() {
   const box = document.getElementById("failovers");
   try {
-    const failovers = await get("/api/v1/failovers/");
+    const q = new URLSearchParams({ limit: PAGE, offset: query.offset });
+    if (query.search) q.set("search", query.search);
+    if (query.state) q.set("state", query.state);
+    const page = await get(`/api/v1/failovers/?${q}`);
+    const last = query.offset + page.results.length;
+    document.getElementById("failovers-range").textContent = page.count
+      ? `${number(query.offset + 1)}–${number(last)} of ${number(page.count)}`
+      : "";
+    document.getElementById("failovers-prev").disabled = query.offset === 0;
+    document.getElementById("failovers-next").disabled = last >= page.count;
     clear(
       box,
-      table(["Failover", "Clusters", "Groups", "Mode", "Status", "Started"], failovers.map(row), {
-        empty: "No failovers yet.",
+      table(["Failover", "Clusters", "Groups", "Mode", "Status", "Started"], page.results.map(row), {
+        empty: emptyText(),
       }),
     );
   } catch (error) {
     clear(box, alert("error", error.message));
   }
 }
+
+let searchTimer = null;
+document.getElementById("failovers-search").addEventListener("input", (event) => {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => {
+    Object.assign(query, { search: event.target.value.trim(), offset: 0 });
+    load();
+  }, 250);
+});
+document.getElementById("failovers-state").addEventListener("change", (event) => {
+  Object.assign(query, { state: event.target.value, offset: 0 });
+  load();
+});
+document.getElementById("failovers-prev").addEventListener("click", () => {
+  query.offset = Math.max(0, query.offset - PAGE);
+  load();
+});
+document.getElementById("failovers-next").addEventListener("click", () => {
+  query.offset += PAGE;
+  load();
+});
 
 const form = document.getElementById("plan-form");
 if (form) {

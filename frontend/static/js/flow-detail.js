@@ -16,7 +16,7 @@ function xRange(samples) {
   return [new Date(Math.min(Math.max(first, now - WINDOW_MS), now - MIN_WINDOW_MS)), new Date(now)];
 }
 
-function chart(node, samples, key, colorName) {
+function chart(node, samples, key, colorName, emptyText = "No samples yet") {
   const color = themeColor(colorName),
     panel = themeColor("panel");
   const trace = {
@@ -56,7 +56,7 @@ function chart(node, samples, key, colorName) {
       ? []
       : [
           {
-            text: "No samples yet",
+            text: emptyText,
             showarrow: false,
             xref: "paper",
             yref: "paper",
@@ -79,7 +79,43 @@ function charts(samples) {
 }
 onThemeChange(() => {
   if (shownSamples) charts(shownSamples);
+  if (partitionLag.samples) partitionChart();
 });
+
+// One partition's lag (GET /api/v1/flows/<id>/partitions/lag-history/), shown under the partitions table when its
+// row is clicked. Asking for it also keeps the sampler sampling that partition while the chart is open.
+const partitionLag = { topic: null, partition: null, samples: null };
+
+function partitionChart() {
+  const node = document.getElementById("chart-partition-lag");
+  chart(node, partitionLag.samples, "lag", "chart-lag", "No data");
+}
+
+async function showPartitionLag() {
+  if (partitionLag.topic === null) return;
+  const q = new URLSearchParams({ topic: partitionLag.topic, partition: partitionLag.partition, minutes: 30 });
+  const body = await get(`/api/v1/flows/${id}/partitions/lag-history/?${q}`);
+  if (body.topic !== partitionLag.topic || body.partition !== partitionLag.partition) return; // another was clicked
+  partitionLag.samples = body.samples;
+  partitionChart();
+}
+
+function markSelected() {
+  for (const tr of document.querySelectorAll("#partitions tr[data-topic]")) {
+    const selected = tr.dataset.topic === partitionLag.topic && Number(tr.dataset.part) === partitionLag.partition;
+    tr.classList.toggle("selected", selected);
+  }
+}
+
+function openPartition(topic, partition) {
+  Object.assign(partitionLag, { topic, partition, samples: null });
+  document.getElementById("partition-lag-name").textContent = `${topic}-${partition}`;
+  document.getElementById("partition-lag").hidden = false;
+  markSelected();
+  showPartitionLag().catch((error) =>
+    clear(document.getElementById("chart-partition-lag"), alert("error", error.message)),
+  );
+}
 
 function setTile(name, value, sub) {
   const tile = document.querySelector(`[data-tile="${name}"]`);
@@ -160,7 +196,12 @@ function partitionRows(page) {
   const rows = page.results.map((p) =>
     el(
       "tr",
-      { "data-partition": `${p.topic}-${p.partition}` },
+      {
+        "data-partition": `${p.topic}-${p.partition}`,
+        "data-topic": p.topic,
+        "data-part": String(p.partition),
+        title: "Show this partition's lag over time",
+      },
       el("td", { class: "mono" }, `${p.topic}-${p.partition}`),
       el("td", {}, p.task_id === null ? "–" : `task ${p.task_id}`),
       el("td", { class: "num" }, number(p.position)),
@@ -195,6 +236,7 @@ function statusUrl() {
 function tasks(status) {
   clear(document.getElementById("tasks"), taskRows(status));
   clear(document.getElementById("partitions"), partitionRows(status.partitions));
+  markSelected();
   pager(status.partitions);
   const provisioning = status.provisioning;
   const errors = [
@@ -423,6 +465,7 @@ async function refresh() {
     `topics ${flow.topics.join(", ")} · tasks.max ${flow.tasks_max} · ${flow.exactly_once ? "exactly once" : "at least once"}`;
   tasks(status);
   charts(history.samples);
+  await showPartitionLag();
   checkpoints(await get(`/api/v1/flows/${id}/checkpoint-freshness/`));
 }
 
@@ -444,6 +487,15 @@ document.getElementById("partitions-prev").addEventListener("click", () => {
 });
 document.getElementById("partitions-next").addEventListener("click", () => {
   showPartitions({ offset: partitionQuery.offset + PAGE }).catch(() => {});
+});
+document.getElementById("partitions").addEventListener("click", (event) => {
+  const tr = event.target.closest("tr[data-topic]");
+  if (tr) openPartition(tr.dataset.topic, Number(tr.dataset.part));
+});
+document.getElementById("partition-lag-close").addEventListener("click", () => {
+  Object.assign(partitionLag, { topic: null, partition: null, samples: null });
+  document.getElementById("partition-lag").hidden = true;
+  markSelected();
 });
 for (const button of document.querySelectorAll("[data-op]")) button.addEventListener("click", operate);
 refresh().catch((error) => clear(document.getElementById("errors"), alert("error", error.message)));

@@ -193,3 +193,28 @@ def test_the_connectivity_check_reports_brokers_and_topic_count(
     host, port = bootstrap.rsplit(":", 1)
     assert {"host": host, "port": int(port)}.items() <= body["brokers"][0].items()
     assert isinstance(body["topic_count"], int) and body["topic_count"] >= 0
+
+
+@pytest.mark.django_db
+def test_the_cluster_list_searches_alias_and_bootstrap_servers_and_pages_only_when_asked(api: Api) -> None:
+    made = {
+        alias: Cluster.objects.create(alias=alias, bootstrap_servers=servers).pk
+        for alias, servers in (
+            ("us-west", "kafka-w1:9092,kafka-w2:9092"),
+            ("us-east", "kafka-e1:9092"),
+            ("backup", "vault.example:9093"),
+            ("eu-west", "kafka-eu:9092"),
+        )
+    }
+    client = api("viewer")
+    plain = client.get("/api/v1/clusters/", {"search": "WEST"}).json()
+    assert [c["id"] for c in plain] == [made["us-west"], made["eu-west"]]  # a plain list without limit, by id
+    assert [c["alias"] for c in client.get("/api/v1/clusters/", {"search": "vault"}).json()] == ["backup"]
+    assert [c["alias"] for c in client.get("/api/v1/clusters/", {"search": "w2:90"}).json()] == ["us-west"]
+    assert client.get("/api/v1/clusters/", {"search": "nothing-like-it"}).json() == []
+    assert len(client.get("/api/v1/clusters/", {"search": "  "}).json()) == 4  # blank: no filter
+    page = client.get("/api/v1/clusters/", {"search": "kafka", "limit": 2, "offset": 1}).json()
+    assert (page["count"], [c["alias"] for c in page["results"]]) == (3, ["us-east", "eu-west"])
+    assert page["next"] is None and "search=kafka" in page["previous"]
+    response = client.get("/api/v1/clusters/", {"search": "kafka", "limit": 2, "offset": "-3"})
+    assert (response.status_code, list(response.json())) == (400, ["offset"])

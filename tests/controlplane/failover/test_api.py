@@ -108,3 +108,43 @@ def test_a_viewer_cannot_run_a_step(api: Callable[[str | None], APIClient], flow
     pk = api("operator").post(URL, plan(), format="json").json()["id"]
     assert api("viewer").post(f"{URL}{pk}/preflight/", {}, format="json").status_code == 403
     assert Failover.objects.get(pk=pk).steps.keys() == {"plan"}
+
+
+def test_the_failover_list_filters_by_state_and_searches_aliases_flow_names_and_groups(
+    api: Callable[[str | None], APIClient], flow: Flow
+) -> None:
+    west, east = flow.source, flow.target
+    backup = Cluster.objects.create(alias="backup", bootstrap_servers="127.0.0.1:3")
+
+    def made(source: Cluster, target: Cluster, groups: list[str], status: str) -> int:
+        return Failover.objects.create(mode="planned", source=source, target=target, groups=groups, status=status).pk
+
+    billing = made(west, east, ["billing", "audit"], "completed")
+    shipping = made(east, backup, ["shipping"], "active")
+    refunds = made(west, backup, ["refunds"], "aborted")
+    ledger = made(east, west, ["ledger-billing"], "active")
+    client = api("viewer")
+
+    def ids(**query: Any) -> list[int]:
+        response = client.get(URL, query)
+        assert response.status_code == 200, response.content
+        return [f["id"] for f in response.json()]
+
+    assert ids() == [ledger, refunds, shipping, billing]  # the plain list without limit, newest first
+    assert ids(state="active") == [ledger, shipping]
+    assert ids(state="completed") == [billing]
+    assert ids(search="BILLING") == [ledger, billing]
+    assert ids(search="backup") == [refunds, shipping]
+    assert ids(search="us-east->us-west") == [ledger]  # the flow's name
+    assert ids(search="billing", state="active") == [ledger]
+    assert ids(search="nothing-like-it") == []
+    page = client.get(URL, {"state": "active", "limit": 1, "offset": 1}).json()
+    assert (page["count"], [f["id"] for f in page["results"]], page["next"]) == (2, [shipping], None)
+    for query, field in (
+        ({"state": "running"}, "state"),
+        ({"state": ""}, "state"),
+        ({"limit": 5, "offset": "x"}, "offset"),
+    ):
+        response = client.get(URL, query)
+        assert (response.status_code, list(response.json())) == (400, [field]), query
+    assert client.get(URL, {"state": "running"}).json()["state"] == ["expected one of active, completed, aborted"]
