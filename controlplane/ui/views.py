@@ -18,6 +18,7 @@ from django.views.generic import TemplateView
 from controlplane.clusters.models import Cluster
 from controlplane.core.permissions import OPERATOR, VIEWER, has_role
 from controlplane.failover.choices import Status
+from controlplane.flows.models import Flow
 from controlplane.ui import forms
 
 
@@ -59,7 +60,15 @@ def flow_form(request: HttpRequest) -> dict[str, Any]:
 
 
 def failover_list(request: HttpRequest) -> dict[str, Any]:
-    return {"aliases": list(Cluster.objects.values_list("alias", flat=True)), "states": Status.choices}
+    """The plan starts on the first flow's clusters: the group picker lists groups of a flow's topics, and a pair
+    of clusters with no flow between them (the first two aliases were) greeted a new user with an error."""
+    aliases = list(Cluster.objects.values_list("alias", flat=True))
+    first = Flow.objects.select_related("source", "target").order_by("pk").first()
+    if first is not None:
+        source, target = first.source.alias, first.target.alias
+    else:
+        source, target = [*aliases, "", ""][:2]
+    return {"aliases": aliases, "source": source, "target": target, "states": Status.choices}
 
 
 def failover_wizard(request: HttpRequest) -> dict[str, Any]:

@@ -112,3 +112,16 @@ def test_a_missing_object_is_404_and_a_new_page_has_none(
 
 def test_pages_answer_get_only(browser: Callable[[str | None], Client], ids: dict[str, int]) -> None:
     assert browser("admin").post("/flows/new/").status_code == 405
+
+
+@pytest.mark.django_db
+def test_the_failover_plan_starts_on_the_first_flows_clusters(browser: Callable[[str | None], Client]) -> None:
+    """Aliases sort as backup, east, west; the first two have no flow between them, and the group picker answered
+    the page's first load with an error."""
+    _backup, east, west = (
+        Cluster.objects.create(alias=a, bootstrap_servers="127.0.0.1:1") for a in ("backup", "east", "west")
+    )
+    Flow.objects.create(source=west, target=east)
+    html = browser("operator").get("/failover/").content.decode()
+    assert "<option selected>west</option>" in html.split('id="f-source"')[1].split("</select>")[0]
+    assert "<option selected>east</option>" in html.split('id="f-target"')[1].split("</select>")[0]
