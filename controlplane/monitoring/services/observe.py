@@ -75,7 +75,9 @@ def observe_flow(flow: Flow, now: datetime, source_reachable: bool = True) -> Fl
 
 def stopped_lag(flow: Flow) -> int | None:
     """The lag of a flow whose tasks do not run (paused, failed, unplaced): the source end offsets of the data
-    partitions its tasks last reported, minus the positions they reported. One batched ListOffsets. The last
+    partitions its tasks last reported, minus the positions they reported. A partition reported without a position
+    had nothing replicated yet (it was empty while a task held it): a task starts it at the source log start, so
+    everything from there on is lag. One batched ListOffsets (two specs when a position is missing). The last
     report may be a little older than the positions the task stored when it stopped, so this can read a few
     records high, never low. None when no partition was reported or the source did not answer."""
     policy = flow_config(flow).policy()
@@ -86,15 +88,20 @@ def stopped_lag(flow: Flow) -> int | None:
         )
         if not is_heartbeats_topic(policy, topic) and not is_internal_topic(topic)
     }
-    known = {key: position for key, position in positions.items() if position is not None}
-    if not known:
+    if not positions:
         return None
+    unreplicated = any(position is None for position in positions.values())
     try:
-        _, ends = browse.offsets(browse.admin(flow.source), sorted(known), earliest=False)
+        starts, ends = browse.offsets(browse.admin(flow.source), sorted(positions), earliest=unreplicated)
     except (KafkaException, TimeoutError) as exc:
         log.warning("flow %s: source end offsets not read: %s", flow.name, exc)
         return None
-    return sum(max(0, end - known[key]) for key, end in ends.items() if end is not None)
+    lag = 0
+    for key, end in ends.items():
+        position = positions[key] if positions[key] is not None else starts.get(key)
+        if end is not None and position is not None:
+            lag += max(0, end - position)
+    return lag
 
 
 def _freshness(checkpoints: dict[tuple[str, int], Checkpoint]) -> dict[str, object]:
