@@ -22,6 +22,8 @@ from controlplane.monitoring.services.health import replicating
 from controlplane.orchestration.models import PartitionReport
 from controlplane.orchestration.services.status import flow_status
 from controlplane.orchestration.taskstatus import expand
+from replication.checkpoints import group_offsets
+from replication.filters import TopicFilter
 from replication.policy import is_heartbeats_topic, is_internal_topic
 from replication.records import Checkpoint
 
@@ -68,7 +70,8 @@ def observe_flow(flow: Flow, now: datetime, source_reachable: bool = True) -> Fl
     except (KafkaException, TimeoutError) as exc:
         values["error"] = f"checkpoints not read: {exc}"
     else:
-        values["checkpoints"] = {group: _freshness(cps) for group, cps in sorted(latest.items())}
+        idle = _idle_groups(flow, latest) if source_reachable else set()
+        values["checkpoints"] = {group: _freshness(cps, group in idle) for group, cps in sorted(latest.items())}
     observation, _ = FlowObservation.objects.update_or_create(flow=flow, defaults=values)
     return observation
 
@@ -104,8 +107,34 @@ def stopped_lag(flow: Flow) -> int | None:
     return lag
 
 
-def _freshness(checkpoints: dict[tuple[str, int], Checkpoint]) -> dict[str, object]:
-    """The newest checkpoint of the group (how fresh it is) and the oldest of its partitions' latest ones."""
+def _idle_groups(flow: Flow, latest: dict[str, dict[tuple[str, int], Checkpoint]]) -> set[str]:
+    """The groups that committed nothing on the source since their newest checkpoints: every checkpointed
+    partition's committed offset is still the checkpoint's upstream offset. Checkpoints are written only when a
+    group's offset moves, so an idle group's checkpoint is old and still current: nothing to checkpoint. One
+    OffsetFetch per group, all in flight together; a source that does not answer makes no group idle."""
+    if not latest:
+        return set()
+    config = flow_config(flow)
+    policy = config.policy()
+    try:
+        offsets = group_offsets(browse.admin(flow.source), sorted(latest), TopicFilter(config), browse.READ_TIMEOUT)
+    except (KafkaException, TimeoutError) as exc:
+        log.warning("flow %s: source group offsets not read: %s", flow.name, exc)
+        return set()
+    committed = {(o.group, o.topic, o.partition): o.offset for o in offsets}
+    return {
+        group
+        for group, cps in latest.items()
+        if all(
+            committed.get((group, policy.upstream_topic(topic) or topic, partition)) == cp.upstream_offset
+            for (topic, partition), cp in cps.items()
+        )
+    }
+
+
+def _freshness(checkpoints: dict[tuple[str, int], Checkpoint], idle: bool = False) -> dict[str, object]:
+    """The newest checkpoint of the group (how fresh it is), the oldest of its partitions' latest ones, and whether
+    the group is idle (nothing committed since: its checkpoints are current however old)."""
     stamps = [cp.timestamp for cp in checkpoints.values() if cp.timestamp is not None]
     newest, oldest = (max(stamps), min(stamps)) if stamps else (None, None)
-    return {"timestamp": newest, "oldest": oldest, "partitions": len(checkpoints)}
+    return {"timestamp": newest, "oldest": oldest, "partitions": len(checkpoints), "idle": idle}
