@@ -16,6 +16,8 @@ from django.utils import timezone
 from playwright.sync_api import Page, expect
 from pytest_django.live_server_helper import LiveServer
 
+from controlplane.alerts.choices import AlertKind, AlertState
+from controlplane.alerts.models import Alert
 from controlplane.clusters.models import Cluster
 from controlplane.failover.models import Failover
 from controlplane.flows.models import Flow
@@ -64,6 +66,18 @@ def test_every_page_works_under_the_policy_with_no_violation(
     failover = Failover.objects.create(
         mode="planned", source=source, target=target, groups=["billing"], created_by=admin
     )
+    alert = Alert.objects.create(
+        kind=AlertKind.LAG_RECORDS,
+        subject=f"flow:{flow.pk}",
+        name=flow.name,
+        flow=flow,
+        state=AlertState.FIRING,
+        value=52_000,
+        threshold=10_000,
+        message=f"{flow.name}: Replication lag (records) 52,000 records above 10,000",
+        started_at=now,
+        fired_at=now,
+    )
     page.add_init_script(RECORD_VIOLATIONS)
     base = live_server.url
 
@@ -91,6 +105,8 @@ def test_every_page_works_under_the_policy_with_no_violation(
     visit(page, f"{base}/failover/", "#plan-form")
     visit(page, f"{base}/failover/{failover.pk}/", "#stepper li")
     shoot(page, "csp-failover-wizard")
+    visit(page, f"{base}/alerts/", f"#alerts tr[data-alert='{alert.pk}']")
+    expect(page.locator("#firing-count")).to_have_text("1")
     visit(page, f"{base}/api/docs/", ".swagger-ui .info")
 
     visit(page, f"{base}/admin/", "#content")

@@ -87,12 +87,20 @@ class CapacityTileSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class OldestCheckpointSerializer(serializers.Serializer[dict[str, Any]]):
-    """The consumer group whose newest checkpoint is the oldest: how stale a failover's starting point would be."""
+    """The consumer group whose newest checkpoint is the oldest: how stale a failover's starting point would be.
+    Idle groups (nothing committed on the source since their newest checkpoint) are not stale: only counted."""
 
-    flow = serializers.CharField(help_text="the flow's name")
-    group = serializers.CharField(help_text="consumer group")
-    timestamp = serializers.IntegerField(help_text="the group's newest checkpoint, ms since the epoch")
-    age_seconds = serializers.FloatField(help_text="its age when the dashboard was built")
+    flow = serializers.CharField(allow_null=True, help_text="the flow's name; null: every group is idle")
+    group = serializers.CharField(allow_null=True, help_text="consumer group; null: every group is idle")
+    timestamp = serializers.IntegerField(
+        allow_null=True, help_text="the group's newest checkpoint, ms since the epoch; null: every group is idle"
+    )
+    age_seconds = serializers.FloatField(
+        allow_null=True, help_text="its age when the dashboard was built; null: every group is idle"
+    )
+    idle_groups = serializers.IntegerField(
+        help_text="groups that committed nothing since their newest checkpoint: current, not stale"
+    )
 
 
 class DashboardTilesSerializer(serializers.Serializer[dict[str, Any]]):

@@ -97,16 +97,25 @@ def tiles(edges: list[dict[str, Any]], flows: list[Flow], now: datetime) -> dict
 
 
 def oldest_checkpoint(flows: list[Flow], now: datetime) -> dict[str, Any] | None:
-    """The group whose newest checkpoint is the oldest: how stale a failover's starting point would be."""
+    """The group whose newest checkpoint is the oldest: how stale a failover's starting point would be. An idle
+    group (nothing committed on the source since its newest checkpoint) is not stale, however old: it is counted
+    in ``idle_groups`` instead. None when no checkpoint was observed."""
     oldest: dict[str, Any] | None = None
+    idle = 0
     for observation in FlowObservation.objects.filter(flow__in=flows).select_related("flow__source", "flow__target"):
         for group, fresh in observation.checkpoints.items():
             stamp = fresh.get("timestamp")
-            if stamp is not None and (oldest is None or stamp < oldest["timestamp"]):
+            if stamp is None:
+                continue
+            if fresh.get("idle"):
+                idle += 1
+            elif oldest is None or stamp < oldest["timestamp"]:
                 oldest = {"flow": observation.flow.name, "group": group, "timestamp": stamp}
     if oldest is not None:
         oldest["age_seconds"] = max(0.0, round(now.timestamp() - oldest["timestamp"] / 1000, 1))
-    return oldest
+    elif idle:
+        oldest = {"flow": None, "group": None, "timestamp": None, "age_seconds": None}
+    return None if oldest is None else oldest | {"idle_groups": idle}
 
 
 def _observation(cluster: Cluster) -> ClusterObservation | None:

@@ -22,6 +22,8 @@ from controlplane.monitoring.services.health import replicating
 from controlplane.orchestration.models import PartitionReport
 from controlplane.orchestration.services.status import flow_status
 from controlplane.orchestration.taskstatus import expand
+from replication.checkpoints import group_offsets
+from replication.filters import TopicFilter
 from replication.policy import is_heartbeats_topic, is_internal_topic
 from replication.records import Checkpoint
 
@@ -68,14 +70,17 @@ def observe_flow(flow: Flow, now: datetime, source_reachable: bool = True) -> Fl
     except (KafkaException, TimeoutError) as exc:
         values["error"] = f"checkpoints not read: {exc}"
     else:
-        values["checkpoints"] = {group: _freshness(cps) for group, cps in sorted(latest.items())}
+        idle = _idle_groups(flow, latest) if source_reachable else set()
+        values["checkpoints"] = {group: _freshness(cps, group in idle) for group, cps in sorted(latest.items())}
     observation, _ = FlowObservation.objects.update_or_create(flow=flow, defaults=values)
     return observation
 
 
 def stopped_lag(flow: Flow) -> int | None:
     """The lag of a flow whose tasks do not run (paused, failed, unplaced): the source end offsets of the data
-    partitions its tasks last reported, minus the positions they reported. One batched ListOffsets. The last
+    partitions its tasks last reported, minus the positions they reported. A partition reported without a position
+    had nothing replicated yet (it was empty while a task held it): a task starts it at the source log start, so
+    everything from there on is lag. One batched ListOffsets (two specs when a position is missing). The last
     report may be a little older than the positions the task stored when it stopped, so this can read a few
     records high, never low. None when no partition was reported or the source did not answer."""
     policy = flow_config(flow).policy()
@@ -86,19 +91,50 @@ def stopped_lag(flow: Flow) -> int | None:
         )
         if not is_heartbeats_topic(policy, topic) and not is_internal_topic(topic)
     }
-    known = {key: position for key, position in positions.items() if position is not None}
-    if not known:
+    if not positions:
         return None
+    unreplicated = any(position is None for position in positions.values())
     try:
-        _, ends = browse.offsets(browse.admin(flow.source), sorted(known), earliest=False)
+        starts, ends = browse.offsets(browse.admin(flow.source), sorted(positions), earliest=unreplicated)
     except (KafkaException, TimeoutError) as exc:
         log.warning("flow %s: source end offsets not read: %s", flow.name, exc)
         return None
-    return sum(max(0, end - known[key]) for key, end in ends.items() if end is not None)
+    lag = 0
+    for key, end in ends.items():
+        position = positions[key] if positions[key] is not None else starts.get(key)
+        if end is not None and position is not None:
+            lag += max(0, end - position)
+    return lag
 
 
-def _freshness(checkpoints: dict[tuple[str, int], Checkpoint]) -> dict[str, object]:
-    """The newest checkpoint of the group (how fresh it is) and the oldest of its partitions' latest ones."""
+def _idle_groups(flow: Flow, latest: dict[str, dict[tuple[str, int], Checkpoint]]) -> set[str]:
+    """The groups that committed nothing on the source since their newest checkpoints: every checkpointed
+    partition's committed offset is still the checkpoint's upstream offset. Checkpoints are written only when a
+    group's offset moves, so an idle group's checkpoint is old and still current: nothing to checkpoint. One
+    OffsetFetch per group, all in flight together; a source that does not answer makes no group idle."""
+    if not latest:
+        return set()
+    config = flow_config(flow)
+    policy = config.policy()
+    try:
+        offsets = group_offsets(browse.admin(flow.source), sorted(latest), TopicFilter(config), browse.READ_TIMEOUT)
+    except (KafkaException, TimeoutError) as exc:
+        log.warning("flow %s: source group offsets not read: %s", flow.name, exc)
+        return set()
+    committed = {(o.group, o.topic, o.partition): o.offset for o in offsets}
+    return {
+        group
+        for group, cps in latest.items()
+        if all(
+            committed.get((group, policy.upstream_topic(topic) or topic, partition)) == cp.upstream_offset
+            for (topic, partition), cp in cps.items()
+        )
+    }
+
+
+def _freshness(checkpoints: dict[tuple[str, int], Checkpoint], idle: bool = False) -> dict[str, object]:
+    """The newest checkpoint of the group (how fresh it is), the oldest of its partitions' latest ones, and whether
+    the group is idle (nothing committed since: its checkpoints are current however old)."""
     stamps = [cp.timestamp for cp in checkpoints.values() if cp.timestamp is not None]
     newest, oldest = (max(stamps), min(stamps)) if stamps else (None, None)
-    return {"timestamp": newest, "oldest": oldest, "partitions": len(checkpoints)}
+    return {"timestamp": newest, "oldest": oldest, "partitions": len(checkpoints), "idle": idle}

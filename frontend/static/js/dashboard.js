@@ -160,12 +160,19 @@ function tiles(t) {
     `of ${t.flows} flow${t.flows === 1 ? "" : "s"}${unplaced}`,
     t.flows ? (t.unhealthy ? "bad" : "good") : "",
   );
+  // Idle groups (nothing committed since their newest checkpoint) are current, not old: counted, never the age.
   const cp = t.oldest_checkpoint;
-  setTile(
-    "checkpoint",
-    cp ? age(ageOfMillis(cp.timestamp)) : "–",
-    cp ? `${cp.group} on ${cp.flow}` : "no checkpoints yet",
-  );
+  const idle = cp?.idle_groups ? `${cp.idle_groups} idle group${cp.idle_groups === 1 ? "" : "s"}` : "";
+  let value = "–";
+  let sub = "no checkpoints yet";
+  if (cp?.timestamp != null) {
+    value = age(ageOfMillis(cp.timestamp));
+    sub = `${cp.group} on ${cp.flow}${idle ? ` · ${idle}` : ""}`;
+  } else if (cp) {
+    value = "idle";
+    sub = `${idle}: nothing to checkpoint`;
+  }
+  setTile("checkpoint", value, sub);
 }
 
 function emptyState() {
