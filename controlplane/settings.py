@@ -307,6 +307,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     _spool = STATE_DIR / "celery"
     for _folder in ("queue", "processed", "control"):
         (_spool / _folder).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT = "controlplane.core.spool:Transport"  # message files that appear whole
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_spool / "queue"),
         "data_folder_out": str(_spool / "queue"),
