@@ -70,8 +70,10 @@ def observe_flow(flow: Flow, now: datetime, source_reachable: bool = True) -> Fl
     except (KafkaException, TimeoutError) as exc:
         values["error"] = f"checkpoints not read: {exc}"
     else:
-        idle = _idle_groups(flow, latest) if source_reachable else set()
-        values["checkpoints"] = {group: _freshness(cps, group in idle) for group, cps in sorted(latest.items())}
+        idle = _idle_groups(flow, latest) if source_reachable else None
+        values["checkpoints"] = {
+            group: _freshness(cps, None if idle is None else group in idle) for group, cps in sorted(latest.items())
+        }
     observation, _ = FlowObservation.objects.update_or_create(flow=flow, defaults=values)
     return observation
 
@@ -107,11 +109,12 @@ def stopped_lag(flow: Flow) -> int | None:
     return lag
 
 
-def _idle_groups(flow: Flow, latest: dict[str, dict[tuple[str, int], Checkpoint]]) -> set[str]:
+def _idle_groups(flow: Flow, latest: dict[str, dict[tuple[str, int], Checkpoint]]) -> set[str] | None:
     """The groups that committed nothing on the source since their newest checkpoints: every checkpointed
     partition's committed offset is still the checkpoint's upstream offset. Checkpoints are written only when a
     group's offset moves, so an idle group's checkpoint is old and still current: nothing to checkpoint. One
-    OffsetFetch per group, all in flight together; a source that does not answer makes no group idle."""
+    OffsetFetch per group, all in flight together. None when the source does not answer: idleness unknown (the
+    dashboard shows such groups as not idle; the checkpoint-age alert reads them as no data)."""
     if not latest:
         return set()
     config = flow_config(flow)
@@ -120,7 +123,7 @@ def _idle_groups(flow: Flow, latest: dict[str, dict[tuple[str, int], Checkpoint]
         offsets = group_offsets(browse.admin(flow.source), sorted(latest), TopicFilter(config), browse.READ_TIMEOUT)
     except (KafkaException, TimeoutError) as exc:
         log.warning("flow %s: source group offsets not read: %s", flow.name, exc)
-        return set()
+        return None
     committed = {(o.group, o.topic, o.partition): o.offset for o in offsets}
     return {
         group
@@ -132,9 +135,9 @@ def _idle_groups(flow: Flow, latest: dict[str, dict[tuple[str, int], Checkpoint]
     }
 
 
-def _freshness(checkpoints: dict[tuple[str, int], Checkpoint], idle: bool = False) -> dict[str, object]:
+def _freshness(checkpoints: dict[tuple[str, int], Checkpoint], idle: bool | None = False) -> dict[str, object]:
     """The newest checkpoint of the group (how fresh it is), the oldest of its partitions' latest ones, and whether
-    the group is idle (nothing committed since: its checkpoints are current however old)."""
+    the group is idle (nothing committed since: its checkpoints are current however old; None: not known)."""
     stamps = [cp.timestamp for cp in checkpoints.values() if cp.timestamp is not None]
     newest, oldest = (max(stamps), min(stamps)) if stamps else (None, None)
     return {"timestamp": newest, "oldest": oldest, "partitions": len(checkpoints), "idle": idle}
