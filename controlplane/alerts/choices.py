@@ -11,6 +11,7 @@ class AlertKind(models.TextChoices):
     TASK_NOT_RUNNING = "task_not_running", "Tasks not running (unplaced, failed, lease lost)"
     DATA_LOSS = "data_loss", "Data loss reported (records)"
     CLUSTER_UNREACHABLE = "cluster_unreachable", "Cluster unreachable"
+    CHECKPOINT_AGE = "checkpoint_age", "Checkpoint age (s)"
 
 
 # Kinds watched per cluster rather than per flow: their rules are global only.

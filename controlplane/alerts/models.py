@@ -32,18 +32,22 @@ class AlertRule(models.Model):
 
 
 class Alert(models.Model):
-    """One episode of a condition on one subject (a flow, or a cluster): pending, then firing, then resolved.
+    """One episode of a condition on one subject (a flow, a flow's consumer group, or a cluster): pending, then
+    firing, then resolved.
 
     At most one open (pending or firing) alert per kind and subject, which the database enforces, so two
     evaluations running at once cannot open it twice."""
 
     kind = models.CharField(max_length=32, choices=AlertKind.choices)
-    subject = models.CharField(max_length=64, help_text="flow:<id> or cluster:<id>")
+    subject = models.CharField(
+        max_length=255, help_text="flow:<id>, flow:<id>:group:<consumer group> (checkpoint age) or cluster:<id>"
+    )
     name = models.CharField(max_length=200, help_text="the flow's name or the cluster's alias, when it began")
     flow = models.ForeignKey("flows.Flow", null=True, blank=True, on_delete=models.CASCADE, related_name="alerts")
     cluster = models.ForeignKey(
         "clusters.Cluster", null=True, blank=True, on_delete=models.CASCADE, related_name="alerts"
     )
+    group = models.TextField(blank=True, default="", help_text="the consumer group (checkpoint age), else empty")
     rule = models.ForeignKey(AlertRule, null=True, blank=True, on_delete=models.SET_NULL, related_name="alerts")
     state = models.CharField(max_length=16, choices=AlertState.choices, default=AlertState.PENDING)
     value = models.FloatField(null=True, blank=True, help_text="the last value seen while the condition held")

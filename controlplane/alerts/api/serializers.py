@@ -25,6 +25,7 @@ class AlertSerializer(serializers.ModelSerializer[Alert]):
             "subject",
             "name",
             "flow",
+            "group",
             "flow_url",
             "cluster",
             "rule",

@@ -65,6 +65,7 @@ def _open(reading: Reading, now: datetime) -> Alert | None:
                 kind=reading.kind,
                 subject=reading.subject,
                 name=reading.name,
+                group=reading.group,
                 flow_id=reading.flow_id,
                 cluster_id=reading.cluster_id,
                 rule=reading.rule,

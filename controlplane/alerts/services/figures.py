@@ -8,6 +8,12 @@
   A paused or disabled flow is not expected to run: 0.
 - ``data_loss``: records the tasks report lost, or 1 when a task stopped on data loss and reported no count.
 - ``cluster_unreachable``: 1 when the observer's last check failed, 0 when it answered.
+- ``checkpoint_age``: per consumer group in the flow's observation (subject ``flow:<id>:group:<group>``), the
+  observation's time minus the group's newest checkpoint (seconds). A group the observer found idle (nothing
+  committed on the source since its newest checkpoint) is current however old: 0, so it never fires and its open
+  alert resolves; so does that of a group no longer checkpointed. A group whose idleness the observer could not
+  tell (the source did not answer), a group without a timestamp, and every group of a flow whose observation is
+  missing, stale or failed to read the checkpoints, are no data.
 
 A value of None means no data (nothing reported yet, or the observation is stale): such a reading neither opens
 nor resolves an alert, and the message says "no data".
@@ -15,14 +21,15 @@ nor resolves an alert, and the message says "no data".
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
 
-from controlplane.alerts.choices import CLUSTER_KINDS, AlertKind
-from controlplane.alerts.models import AlertRule
+from controlplane.alerts.choices import CLUSTER_KINDS, OPEN, AlertKind
+from controlplane.alerts.models import Alert, AlertRule
 from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from controlplane.monitoring.models import ClusterObservation, FlowObservation
@@ -38,7 +45,9 @@ UNITS = {
     AlertKind.TASK_NOT_RUNNING: "tasks",
     AlertKind.DATA_LOSS: "records",
     AlertKind.CLUSTER_UNREACHABLE: "",
+    AlertKind.CHECKPOINT_AGE: "s",
 }
+SUBJECT_MAX = Alert._meta.get_field("subject").max_length or 0
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,8 @@ class Reading:
     value: float | None
     flow_id: int | None = None
     cluster_id: int | None = None
+    group: str = ""  # checkpoint age: the consumer group
+    note: str = ""  # said instead of the value (an idle group, a group no longer checkpointed)
 
     @property
     def breached(self) -> bool:
@@ -60,13 +71,16 @@ class Reading:
     @property
     def message(self) -> str:
         label = AlertKind(self.kind).label
+        who = f"{self.name}, group {self.group}" if self.group else self.name
         if self.value is None:
-            return f"{self.name}: {label}: no data"
+            return f"{who}: {label}: no data"
+        if self.note:
+            return f"{who}: {self.note}"
         if self.kind == AlertKind.CLUSTER_UNREACHABLE:
-            return f"{self.name}: {'unreachable' if self.value else 'reachable'}"
+            return f"{who}: {'unreachable' if self.value else 'reachable'}"
         unit = UNITS[AlertKind(self.kind)]
         relation = "above" if self.breached else "at or below"
-        return f"{self.name}: {label} {self.value:,.0f} {unit} {relation} {self.rule.threshold:,.0f}"
+        return f"{who}: {label} {self.value:,.0f} {unit} {relation} {self.rule.threshold:,.0f}"
 
 
 class RuleBook:
@@ -86,6 +100,11 @@ def readings(now: datetime) -> list[Reading]:
     flows = list(Flow.objects.select_related("source", "target").filter(enabled=True))
     statuses = flow_statuses(flows)
     observed = {o.flow_id: o for o in FlowObservation.objects.filter(flow__in=flows)}
+    alerted: dict[int, set[str]] = {}
+    for flow_id, group in Alert.objects.filter(kind=AlertKind.CHECKPOINT_AGE, state__in=OPEN).values_list(
+        "flow_id", "group"
+    ):
+        alerted.setdefault(flow_id, set()).add(group)
     found = []
     for flow in flows:
         status, fresh = statuses[flow.pk], _fresh(observed.get(flow.pk), now)
@@ -94,7 +113,45 @@ def readings(now: datetime) -> list[Reading]:
             if rule is not None:
                 value = measure(status, totals(status), fresh)
                 found.append(Reading(kind, f"flow:{flow.pk}", flow.name, rule, value, flow_id=flow.pk))
+        rule = book.rule(AlertKind.CHECKPOINT_AGE, flow.pk)
+        if rule is not None:
+            found += checkpoint_readings(flow, rule, fresh, alerted.get(flow.pk, set()))
     return found + cluster_readings(book, now)
+
+
+def checkpoint_readings(
+    flow: Flow, rule: AlertRule, observation: FlowObservation | None, alerted: set[str]
+) -> list[Reading]:
+    """One reading per consumer group of the flow's observation, and per group with an open alert (so that no data
+    keeps it as it is, and a group no longer checkpointed resolves it)."""
+    # An observation whose checkpoint read failed kept the previous read's checkpoints under a new time.
+    read = observation is not None and not observation.error
+    groups: dict[str, dict[str, object]] = dict(observation.checkpoints) if read and observation else {}
+    found = []
+    for group in sorted(set(groups) | alerted):
+        value: float | None = None
+        note = ""
+        fresh = groups.get(group)
+        stamp = fresh.get("timestamp") if fresh is not None else None
+        if not read:
+            pass  # no data
+        elif fresh is None:
+            value, note = 0.0, "no longer checkpointed"
+        elif fresh.get("idle") is True:
+            value, note = 0.0, "idle: nothing committed since its newest checkpoint, nothing to checkpoint"
+        elif fresh.get("idle") is False and isinstance(stamp, int | float) and observation is not None:
+            value = max(0.0, round(observation.at.timestamp() - stamp / 1000, 1))
+        subject = group_subject(flow.pk, group)
+        found.append(Reading(rule.kind, subject, flow.name, rule, value, flow_id=flow.pk, group=group, note=note))
+    return found
+
+
+def group_subject(flow_id: int, group: str) -> str:
+    """``flow:<id>:group:<group>``; a group too long for the column is named by a digest of it instead."""
+    subject = f"flow:{flow_id}:group:{group}"
+    if len(subject) <= SUBJECT_MAX:
+        return subject
+    return f"flow:{flow_id}:group-sha256:{hashlib.sha256(group.encode()).hexdigest()}"
 
 
 def cluster_readings(book: RuleBook, now: datetime) -> list[Reading]:

@@ -1,9 +1,9 @@
 """A Prometheus rules file with the same conditions as the enabled rules, on the metrics ``/metrics`` exports.
 
 Global defaults apply to every flow without a rule of its own (``flow!~"..."``); each flow's own enabled rule
-gets an expression of its own. Differences, said in the file too: /metrics has no cluster reachability (no rule),
-and a paused flow's lag on /metrics is its tasks' last report, frozen, where the built-in evaluation reads the
-source end offsets."""
+gets an expression of its own. Differences, said in the file too: /metrics has no cluster reachability and no
+checkpoint age (no rule for either), and a paused flow's lag on /metrics is its tasks' last report, frozen, where
+the built-in evaluation reads the source end offsets."""
 
 from __future__ import annotations
 
@@ -22,7 +22,10 @@ EXPRESSIONS = {
     ),
     AlertKind.DATA_LOSS: "sum by (flow) (mirrorplane_record_lost_count_total{sel})",
 }
-NOT_EXPRESSIBLE = {AlertKind.CLUSTER_UNREACHABLE: "/metrics exports no cluster reachability"}
+NOT_EXPRESSIBLE = {
+    AlertKind.CLUSTER_UNREACHABLE: "/metrics exports no cluster reachability",
+    AlertKind.CHECKPOINT_AGE: "/metrics exports no checkpoint age",
+}
 
 
 def rules_yaml() -> str:

@@ -29,6 +29,7 @@ ALERT_NAMES = {
     AlertKind.TASK_NOT_RUNNING: "MirrorplaneTaskNotRunning",
     AlertKind.DATA_LOSS: "MirrorplaneDataLoss",
     AlertKind.CLUSTER_UNREACHABLE: "MirrorplaneClusterUnreachable",
+    AlertKind.CHECKPOINT_AGE: "MirrorplaneCheckpointAge",
 }
 log = logging.getLogger(__name__)
 SEVERITY = {AlertKind.DATA_LOSS: "critical", AlertKind.CLUSTER_UNREACHABLE: "critical"}
@@ -65,6 +66,8 @@ def alert_item(alert: Alert) -> dict[str, Any]:
         "severity": SEVERITY.get(AlertKind(alert.kind), "warning"),
     }
     labels["cluster" if alert.cluster_id is not None else "flow"] = alert.name
+    if alert.group:
+        labels["group"] = alert.group
     return {
         "status": "resolved" if alert.state == AlertState.RESOLVED else "firing",
         "labels": labels,
