@@ -67,6 +67,11 @@ class _Checkpoints:
         }
 
 
+# Mirrorplane's own readers (the analytics jobs' heartbeat group, reports.services.HEARTBEAT_GROUP) consume the
+# heartbeats topic every flow replicates; they are no operator's application and never fail over.
+OWN_GROUPS = "__mirrorplane-"
+
+
 def consuming_groups(flow: Flow, query: PageQuery) -> dict[str, Any]:
     """A page of the flow source's groups with committed offsets in topics the flow replicates (module docstring)."""
     config = flow_config(flow)  # carries passwords: it stays in the clients, never in a row
@@ -79,7 +84,8 @@ def consuming_groups(flow: Flow, query: PageQuery) -> dict[str, Any]:
         listed = _wait(client.list_consumer_groups(request_timeout=browse.READ_TIMEOUT))
         if listed.errors:  # a broker that did not answer: its groups would be missing without a word
             raise listed.errors[0]
-        candidates, scanned = PageQuery(query.search, MAX_SCANNED).select(g.group_id for g in listed.valid)
+        ids = (g.group_id for g in listed.valid if not g.group_id.startswith(OWN_GROUPS))
+        candidates, scanned = PageQuery(query.search, MAX_SCANNED).select(ids)
         committed = _by_group(group_offsets(client, scanned, topics, timeout=browse.READ_TIMEOUT))
         consuming = sorted(committed)
         page = consuming[query.offset : query.offset + query.limit]

@@ -57,6 +57,7 @@ def picked(kafka_clusters: dict[str, str]) -> Picked:
     commit(source.bootstrap_servers, f"{tag}-billing", topic, COMMITTED)
     commit(source.bootstrap_servers, f"{tag}-auditor", unrelated, {0: 1})
     commit(source.bootstrap_servers, f"x{tag}-reports", topic, {0: 5, 2: 1})  # outside the groups filter
+    commit(source.bootstrap_servers, f"__mirrorplane-{tag}-facts", topic, {0: 1})  # Mirrorplane's own: never listed
     return Picked(tag, source, target, flow, topic)
 
 
