@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 import uuid
 from collections import defaultdict
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.kafka import consume_to_end, create_topic, end_offsets, unique_topic, wait_until
-from tests.support.replication import produce_known, record_value
+from tests.support.replication import produce_known, record_value, start_replicator
 
 pytestmark = pytest.mark.kafka
 REPO = Path(__file__).resolve().parents[2]
@@ -48,13 +47,7 @@ def test_four_tasks_start_on_a_fresh_target_five_times_in_a_row(kafka_clusters: 
         produce_known(src, topic, PARTITIONS, RECORDS)
         config = _config(tmp_path / f"run{run}.properties", source, target, src, dst, topic)
         log_path = tmp_path / f"run{run}.log"
-        with open(log_path, "wb") as out:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "replication", "run", "--config", str(config)],
-                cwd=REPO,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
+        proc = start_replicator(config, log_path)
         remote = f"{source}.{topic}"
 
         def arrived(proc: subprocess.Popen[bytes] = proc, remote: str = remote) -> bool:
@@ -92,13 +85,7 @@ def test_a_backslash_that_a_properties_file_swallowed_is_warned_about_in_the_log
     create_topic(src, f"{prefix}-1", partitions=1)
     config = _config(tmp_path / "typo.properties", f"src{uid}", f"dst{uid}", src, dst, prefix + r"-\d+")
     log_path = tmp_path / "typo.log"
-    with open(log_path, "wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "replication", "run", "--config", str(config)],
-            cwd=REPO,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    proc = start_replicator(config, log_path)
     try:
         wait_until(
             lambda: proc.poll() is not None or "matches no source topic" in log_path.read_text(),

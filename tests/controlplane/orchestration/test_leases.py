@@ -22,6 +22,15 @@ def _assignment() -> TaskAssignment:
     return TaskAssignment.objects.create(flow=flow(CLUSTERS, "a", "b", "t"), task_id=0, partitions=[["t", 0]])
 
 
+def _held_by_one_of_two() -> tuple[TaskAssignment, leases.Lease, Worker]:
+    """A task whose lease worker w1 holds, and w2, the worker that would take it over."""
+    assignment = _assignment()
+    one, two = Worker.objects.create(name="w1"), Worker.objects.create(name="w2")
+    lease = leases.acquire(assignment.pk, one)
+    assert lease is not None
+    return assignment, lease, two
+
+
 def test_only_one_worker_holds_a_lease() -> None:
     assignment = _assignment()
     one, two = Worker.objects.create(name="w1"), Worker.objects.create(name="w2")
@@ -54,10 +63,7 @@ def test_an_expired_lease_moves_and_fences_the_old_holder() -> None:
 def test_a_call_that_outlasts_the_lease_keeps_it_when_kept(settings: Any) -> None:
     # Issue 17: a start that assigns 750 partitions took 33 s against a 15 s lease, and another worker took over.
     settings.MIRRORPLANE_LEASE_SECONDS = 0.6
-    assignment = _assignment()
-    one, two = Worker.objects.create(name="w1"), Worker.objects.create(name="w2")
-    lease = leases.acquire(assignment.pk, one)
-    assert lease is not None
+    assignment, lease, two = _held_by_one_of_two()
     with leases.Kept(lease) as kept:
         deadline = time.monotonic() + 2.0  # the long call: more than three lease periods
         while time.monotonic() < deadline:
@@ -69,10 +75,7 @@ def test_a_call_that_outlasts_the_lease_keeps_it_when_kept(settings: Any) -> Non
 @pytest.mark.django_db(transaction=True)
 def test_a_keeper_that_finds_the_task_fenced_says_so(settings: Any) -> None:
     settings.MIRRORPLANE_LEASE_SECONDS = 0.6
-    assignment = _assignment()
-    one, two = Worker.objects.create(name="w1"), Worker.objects.create(name="w2")
-    lease = leases.acquire(assignment.pk, one)
-    assert lease is not None
+    assignment, lease, two = _held_by_one_of_two()
     with leases.Kept(lease) as kept:
         TaskAssignment.objects.filter(pk=assignment.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
         assert leases.acquire(assignment.pk, two) is not None  # fenced: the epoch moved on
