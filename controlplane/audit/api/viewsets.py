@@ -43,6 +43,11 @@ class AuditedModelViewSet(viewsets.ModelViewSet[M], Generic[M]):
         before, pk = snapshot(instance), instance.pk
         try:
             with transaction.atomic():
+                # Lock the row first. Django deletes the cascade table by table, then the row; a worker or the
+                # sampler inserting a row that references it in between made the last DELETE fail (a 500 on
+                # Postgres, found by the live schemathesis test). Their inserts now wait for this commit.
+                # SQLite's IMMEDIATE transactions already hold the write lock.
+                type(instance)._default_manager.select_for_update().filter(pk=pk).exists()
                 instance.delete()
                 instance.pk = pk  # so the record names the deleted object's id
                 record(self.request.user, f"{self.audit_name}.delete", instance, before=before)
