@@ -1,22 +1,30 @@
 """Control-plane API latency at scale: p50/p99 of the list, status and dashboard endpoints.
 
     python -m bench.controlplane_api [--clusters 50] [--flows 2000] [--partitions 10000] [--requests 300]
+                                     [--server gunicorn|runserver] [--port 18830]
 
 Seeds `--flows` flows of 8 partitions each, plus one flow of `--partitions` partitions in 4 tasks (issue 17's 10k),
 every task's report stored as a running task stores it (services/reports.py).
 
-Runs the real Django stack in-process (WSGI test client, no network) on a fresh SQLite database under
-var/bench-api unless DATABASE_URL is set. Prints figures; asserts nothing.
+Times requests over HTTP, one at a time with a token, against a server process on a fresh SQLite database under
+var/bench-api (or DATABASE_URL): `gunicorn` (one sync worker, debug off, as docker/ deploys it) or `runserver`
+(debug on, as `make demo` runs it). Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import os
 import random
+import secrets
 import statistics
+import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -70,11 +78,15 @@ def _seed(clusters: int, flows: int) -> list[int]:
 
 
 def _store(task: Any, snapshot: Any, reporter_class: Any) -> None:
+    from django.utils import timezone
+
     from controlplane.orchestration.models import TaskAssignment
 
     reporter = reporter_class(task.flow_id, task.pk, "x", task.task_id)
-    reported = [[p["topic"], p["partition"]] for p in snapshot["partitions"].values()]
-    TaskAssignment.objects.filter(pk=task.pk).update(**reporter.assignment_fields(snapshot, reported))
+    reported = sorted([p["topic"], p["partition"]] for p in snapshot["partitions"].values())  # as runner.py does
+    fields = reporter.assignment_fields(snapshot, reported)
+    # A running task: its lease is live (renewed every few seconds), so its status reads as running.
+    TaskAssignment.objects.filter(pk=task.pk).update(lease_expires_at=timezone.now() + timedelta(days=1), **fields)
     reporter.write_partitions(snapshot)
 
 
@@ -102,23 +114,61 @@ def _seed_big(partitions: int, tasks: int = 4) -> int:
     return int(big.pk)
 
 
-def _client() -> Any:
+def _token() -> str:
     from django.contrib.auth.models import User
-    from rest_framework.test import APIClient
+    from rest_framework.authtoken.models import Token
 
-    client = APIClient(SERVER_NAME="127.0.0.1")
-    client.force_authenticate(User.objects.create_superuser(f"bench-{time.time_ns()}", password="x"))
-    return client
+    user = User.objects.create_superuser(f"bench-{time.time_ns()}", password="x")
+    return str(Token.objects.create(user=user).key)
 
 
-def _time(client: Any, urls: list[str]) -> list[float]:
+@contextmanager
+def _server(kind: str, port: int) -> Iterator[None]:
+    """A server process on the bench's database; debug off for gunicorn, as deployed, on for the demo's runserver."""
+    from cryptography.fernet import Fernet
+
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if kind == "gunicorn":
+        env |= {
+            "MIRRORPLANE_DEBUG": "false",
+            "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+            "MIRRORPLANE_CREDENTIALS_KEY": Fernet.generate_key().decode(),
+        }
+        command = [sys.executable, "-m", "gunicorn", "controlplane.wsgi", "-b", f"127.0.0.1:{port}", "-w", "1"]
+    else:
+        command = [sys.executable, str(REPO / "manage.py"), "runserver", f"127.0.0.1:{port}", "--noreload"]
+    process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+                connection.request("GET", "/healthz")
+                connection.getresponse().read()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit(f"{kind} did not answer on port {port}") from None
+                time.sleep(0.2)
+        yield
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _time(port: int, token: str, urls: list[str]) -> list[float]:
     samples = []
+    headers = {"Authorization": f"Token {token}", "Host": "127.0.0.1"}
     for url in urls:
         start = time.perf_counter()
-        response = client.get(url)
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        connection.request("GET", url, headers=headers)
+        response = connection.getresponse()
+        response.read()
+        connection.close()
         samples.append((time.perf_counter() - start) * 1000)
-        if response.status_code != 200:
-            raise SystemExit(f"{url}: HTTP {response.status_code}")
+        if response.status != 200:
+            raise SystemExit(f"{url}: HTTP {response.status}")
     return samples
 
 
@@ -137,32 +187,42 @@ def main() -> int:
     parser.add_argument("--flows", type=int, default=2000)
     parser.add_argument("--partitions", type=int, default=10_000)
     parser.add_argument("--requests", type=int, default=300)
+    parser.add_argument("--server", choices=("gunicorn", "runserver"), default="gunicorn")
+    parser.add_argument("--port", type=int, default=18830)
     args = parser.parse_args()
     _setup_django(REPO / "var" / "bench-api")
     flow_ids = _seed(args.clusters, args.flows)
-    client = _client()
-    _time(client, ["/api/v1/flows/"] * 5)  # warm-up: imports, caches
-    print(f"{args.clusters} clusters, {len(flow_ids)} flows, {args.requests} requests per endpoint")
+    token = _token()
     few = max(20, args.requests // 10)
-    _report(f"GET /api/v1/dashboard/ ({len(flow_ids)} flows)", _time(client, ["/api/v1/dashboard/"] * few))
-    _report("GET /api/v1/clusters/", _time(client, ["/api/v1/clusters/"] * args.requests))
-    _report("GET /api/v1/flows/", _time(client, ["/api/v1/flows/"] * args.requests))
-    pages = [f"/api/v1/flows/?limit=50&offset={random.randrange(0, len(flow_ids), 50)}" for _ in range(args.requests)]
-    _report("GET /api/v1/flows/?limit=50", _time(client, pages))
-    status_urls = [f"/api/v1/flows/{random.choice(flow_ids)}/status/" for _ in range(args.requests)]
-    _report("GET /api/v1/flows/{id}/status/", _time(client, status_urls))
+    print(f"{args.server}: {args.clusters} clusters, {len(flow_ids)} flows, {args.requests} requests per endpoint")
+    with _server(args.server, args.port):
+        _time(args.port, token, ["/api/v1/flows/", "/api/v1/dashboard/", f"/api/v1/flows/{flow_ids[0]}/status/"])
+        _report(
+            f"GET /api/v1/dashboard/ ({len(flow_ids)} flows)", _time(args.port, token, ["/api/v1/dashboard/"] * few)
+        )
+        _report("GET /api/v1/clusters/", _time(args.port, token, ["/api/v1/clusters/"] * args.requests))
+        _report("GET /api/v1/flows/", _time(args.port, token, ["/api/v1/flows/"] * args.requests))
+        pages = [
+            f"/api/v1/flows/?limit=50&offset={random.randrange(0, len(flow_ids), 50)}" for _ in range(args.requests)
+        ]
+        _report("GET /api/v1/flows/?limit=50", _time(args.port, token, pages))
+        status_urls = [f"/api/v1/flows/{random.choice(flow_ids)}/status/" for _ in range(args.requests)]
+        _report("GET /api/v1/flows/{id}/status/", _time(args.port, token, status_urls))
     from controlplane.flows.models import Flow
 
     Flow.objects.filter(pk__in=flow_ids).delete()
     started = time.perf_counter()
     big = _seed_big(args.partitions)
     print(f"one flow of {args.partitions} partitions in 4 tasks (seeded in {time.perf_counter() - started:.1f} s)")
-    _report("GET /api/v1/dashboard/", _time(client, ["/api/v1/dashboard/"] * few))
-    _report("GET .../status/ (first 100)", _time(client, [f"/api/v1/flows/{big}/status/"] * few))
-    offsets = [f"/api/v1/flows/{big}/status/?offset={random.randrange(args.partitions)}" for _ in range(few)]
-    _report("GET .../status/?offset=N", _time(client, offsets))
-    _report("GET .../status/?order=-lag", _time(client, [f"/api/v1/flows/{big}/status/?order=-lag"] * few))
-    _report("GET /metrics", _time(client, ["/metrics"] * 5))
+    status = f"/api/v1/flows/{big}/status/"
+    with _server(args.server, args.port):
+        _time(args.port, token, ["/api/v1/dashboard/", status])
+        _report("GET /api/v1/dashboard/", _time(args.port, token, ["/api/v1/dashboard/"] * args.requests))
+        _report("GET .../status/ (first 100)", _time(args.port, token, [status] * args.requests))
+        offsets = [f"{status}?offset={random.randrange(args.partitions)}" for _ in range(args.requests)]
+        _report("GET .../status/?offset=N", _time(args.port, token, offsets))
+        _report("GET .../status/?order=-lag", _time(args.port, token, [f"{status}?order=-lag"] * args.requests))
+        _report("GET /metrics", _time(args.port, token, ["/metrics"] * 5))
     return 0
 
 

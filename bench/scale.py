@@ -42,6 +42,7 @@ class ScaleFigures:
     topics_created_s: float
     catch_up_s: float
     pickup_s: float
+    pickup_after_created_s: float  # from when the source's metadata lists every new partition
     pickup_goal_s: float
     idle_cpu_pct: float
     peak_rss_mb: float
@@ -134,10 +135,11 @@ def measure(src: str, dst: str, partitions: int, tasks: int, per_partition: int,
         new = [f"{prefix}-new-{i}" for i in range(10)]
         added = time.monotonic()
         _create(src, new)
+        created = time.monotonic()
         more = _produce(src, new, per_partition)
         new_remotes = [f"{alias}.{t}" for t in new]
         wait_for(lambda: _target_total(dst, new_remotes) >= more, 600, "pickup", 0.5)
-        pickup = time.monotonic() - added
+        pickup, pickup_after_created = time.monotonic() - added, time.monotonic() - created
         rss = tree_peak_rss_mb(child.pid)
     finally:
         child.stop()
@@ -149,6 +151,7 @@ def measure(src: str, dst: str, partitions: int, tasks: int, per_partition: int,
         topics_created_s=round(created_s, 1),
         catch_up_s=round(catch_up, 1),
         pickup_s=round(pickup, 1),
+        pickup_after_created_s=round(pickup_after_created, 1),
         pickup_goal_s=REFRESH_SECONDS + 10,
         idle_cpu_pct=round(idle_cpu, 1),
         peak_rss_mb=round(rss, 1),
@@ -174,13 +177,15 @@ def main(argv: list[str] | None = None) -> None:
             print(json.dumps(asdict(result)), flush=True)
     header = (
         f"{'partitions':>10} {'topics':>6} {'records':>8} {'create s':>8} {'catch-up s':>10} {'pickup s':>8} "
+        f"{'after created s':>15} "
         f"{'goal s':>6} {'idle CPU %':>10} {'peak RSS MB':>11} {'MB/1k p':>7} {'ERRORs':>6}"
     )
     print(f"\nstandalone runner, tasks.max {args.tasks}, refresh {REFRESH_SECONDS} s\n{header}")
     for f in figures:
         print(
             f"{f.partitions:>10} {f.topics:>6} {f.records:>8} {f.topics_created_s:>8} {f.catch_up_s:>10} "
-            f"{f.pickup_s:>8} {f.pickup_goal_s:>6} {f.idle_cpu_pct:>10} {f.peak_rss_mb:>11} "
+            f"{f.pickup_s:>8} {f.pickup_after_created_s:>15} {f.pickup_goal_s:>6} {f.idle_cpu_pct:>10} "
+            f"{f.peak_rss_mb:>11} "
             f"{f.rss_mb_per_1k_partitions:>7} {f.error_lines:>6}"
         )
     results = REPO / "bench" / "results"

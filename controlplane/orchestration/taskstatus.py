@@ -183,7 +183,7 @@ class TaskStatus:
     warning: str | None = None
     desired_count: int = 0  # partitions the controller assigned it
     reported_count: int = 0  # partitions it reports replicating
-    mismatch: Mismatch = field(default_factory=Mismatch)
+    mismatch: Mismatch | None = None  # None: not computed (``flow_statuses``, which many flows read at once)
     partition_count: int = 0  # partitions it reports
     records: int = 0
     lag: int | None = None

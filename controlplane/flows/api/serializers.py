@@ -15,6 +15,7 @@ from rest_framework.utils.model_meta import FieldInfo
 from controlplane.clusters.api.fields import ClusterAliasField
 from controlplane.clusters.api.serializers import ClusterSerializer
 from controlplane.clusters.models import Cluster
+from controlplane.core.serializers import FastListSerializer
 from controlplane.flows import validation
 from controlplane.flows.models import Flow
 from controlplane.flows.overrides import ALLOWED, override_errors
@@ -46,6 +47,7 @@ class FlowSerializer(serializers.ModelSerializer[Flow]):
         read_only_fields = ["paused", "generation"]
         validators: list[Any] = []  # the (source, target) uniqueness is checked in validate() with a clearer message
         extra_kwargs = {name: _extra_kwargs(name) for name in (*FLOW_PROPERTY_FIELDS, *FACTS_FIELDS)}
+        list_serializer_class = FastListSerializer  # a page of 100 flows: 43 fields each
 
     def build_field(
         self, field_name: str, info: FieldInfo, model_class: Any, nested_depth: int

@@ -56,7 +56,9 @@ class FlowEdgesView(APIView):
     @extend_schema(parameters=[FLOWS], responses=FlowEdgesSerializer)
     def get(self, request: Request) -> Response:
         ids = _flow_ids(request.query_params.get("flows", ""))
-        flows = list(Flow.objects.select_related("source", "target").filter(pk__in=ids).order_by("pk"))
+        flows = list(
+            Flow.objects.select_related("source", "target").only(*graph.EDGE_FIELDS).filter(pk__in=ids).order_by("pk")
+        )
         return Response({"edges": graph.flow_edges(flows)})
 
 

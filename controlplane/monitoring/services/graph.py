@@ -17,11 +17,15 @@ from controlplane.monitoring.services.sampling import live_rates
 from controlplane.orchestration.services.status import capacity_status, flow_statuses
 from controlplane.orchestration.taskstatus import FlowStatus
 
+# What a flow's edge and status read of it: loading every flow's filters and overrides (JSON) cost the dashboard
+# of 2,000 flows about a third of its time.
+EDGE_FIELDS = ("enabled", "paused", "generation", "tasks_max", "source__alias", "target__alias")
+
 
 def dashboard(now: datetime | None = None) -> dict[str, Any]:
     now = now or timezone.now()
     clusters = list(Cluster.objects.select_related("observation"))
-    flows = list(Flow.objects.select_related("source", "target"))
+    flows = list(Flow.objects.select_related("source", "target").only(*EDGE_FIELDS))
     edges = flow_edges(flows, now)
     return {
         "at": now.isoformat(),
@@ -102,7 +106,10 @@ def oldest_checkpoint(flows: list[Flow], now: datetime) -> dict[str, Any] | None
     in ``idle_groups`` instead. None when no checkpoint was observed."""
     oldest: dict[str, Any] | None = None
     idle = 0
-    for observation in FlowObservation.objects.filter(flow__in=flows).select_related("flow__source", "flow__target"):
+    observations = FlowObservation.objects.filter(flow_id__in=[f.pk for f in flows])
+    for observation in observations.select_related("flow__source", "flow__target").only(
+        "checkpoints", "flow__source__alias", "flow__target__alias"
+    ):
         for group, fresh in observation.checkpoints.items():
             stamp = fresh.get("timestamp")
             if stamp is None:

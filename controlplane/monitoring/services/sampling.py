@@ -71,7 +71,9 @@ def live_rate(flow: Flow, flow_totals: FlowTotals, now: datetime) -> float:
 def live_rates(flows: Sequence[Flow], now: datetime) -> dict[int, float]:
     """``live_rate`` of many flows, from one query of their recent samples."""
     since = now - timedelta(seconds=RATE_WINDOW_SECONDS)
-    recent = FlowSample.objects.filter(flow__in=flows, at__gte=since, at__lte=now).order_by("flow_id", "at")
+    recent = FlowSample.objects.filter(flow_id__in=[f.pk for f in flows], at__gte=since, at__lte=now).order_by(
+        "flow_id", "at"
+    )
     samples: dict[int, list[tuple[datetime, int, float]]] = {}
     for flow_id, at, records, records_per_second in recent.values_list(
         "flow_id", "at", "records", "records_per_second"

@@ -161,7 +161,7 @@ def _store(flow: Flow, plan: dict[int, list[tuple[str, int]]]) -> None:
     # Their runners lose the lease and stop; only("pk"): the cascade to their partition reports loads no status.
     flow.assignments.filter(task_id__gte=flow.tasks_max).only("pk").delete()
     for task_id, tps in plan.items():
-        wanted = [[t, p] for t, p in tps]
+        wanted = [[t, p] for t, p in sorted(tps)]  # sorted as the runner reports them: ``flow_status`` compares both
         assignment, created = TaskAssignment.objects.defer("status").get_or_create(
             flow=flow, task_id=task_id, defaults={"partitions": wanted}
         )

@@ -115,7 +115,7 @@ def _renew_or_stop(
     generation: int,
 ) -> None:
     close_old_connections()
-    reported = [[t, p] for t, p in sorted(task.states)]
+    reported = [[t, p] for t, p in sorted(task.states)]  # sorted as the controller stores the desired list
     metrics = registry.snapshot()["flows"][task.flow.name]  # the task's own registry: its flow from the start
     if not leases.renew(lease, **reporter.assignment_fields(metrics, reported)):
         raise Stop("lease lost")

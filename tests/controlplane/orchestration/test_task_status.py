@@ -157,3 +157,44 @@ def test_a_status_stored_by_an_older_version_is_split_by_the_migration(
     (partition,) = body["partitions"]["results"]
     assert (partition["record_count"], partition["resume_skipped"], partition["last_resume_mismatch"]) == (42, 0, None)
     assert (body["tasks"][0]["warning"], body["tasks"][0]["records"], body["tasks"][0]["lag"]) == (None, 42, 7)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("reported", "missing", "unexpected"),
+    [
+        ([["t", 0], ["t", 1], ["u", 0]], [], []),  # in sync: the database compares, no list is loaded
+        ([["t", 0], ["u", 0], ["v", 3]], [["t", 1]], [["v", 3]]),
+        ([], [["t", 0], ["t", 1], ["u", 0]], []),  # started, nothing reported yet
+    ],
+)
+def test_the_status_compares_desired_and_reported_partitions_of_a_running_task(
+    reported: list[list[str | int]], missing: list[list[str | int]], unexpected: list[list[str | int]]
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from controlplane.orchestration.services.status import flow_status
+
+    obj = flow(CLUSTERS, "a", "b", "t")
+    assignment = TaskAssignment.objects.create(flow=obj, task_id=0, partitions=[["t", 0], ["t", 1], ["u", 0]])
+    lease = leases.acquire(assignment.pk, live_worker("w", 1))
+    assert lease is not None and leases.renew(lease, reported_partitions=reported)
+    with CaptureQueriesContext(connection) as queries:
+        (task,) = flow_status(obj).tasks
+    assert task.mismatch is not None and (task.mismatch.missing, task.mismatch.unexpected) == (missing, unexpected)
+    assert (task.mismatch.missing_count, task.mismatch.unexpected_count) == (len(missing), len(unexpected))
+    assert (task.desired_count, task.reported_count, task.live) == (3, len(reported), True)
+    # The lists are loaded (refresh_from_db: by the row's id) only when they differ.
+    loaded = [q["sql"] for q in queries.captured_queries if '"orchestration_taskassignment"."id" =' in q["sql"]]
+    assert len(loaded) == (0 if not missing and not unexpected else 1), loaded
+
+
+@pytest.mark.django_db
+def test_a_task_that_is_not_running_misses_every_desired_partition() -> None:
+    from controlplane.orchestration.services.status import flow_status
+
+    obj = flow(CLUSTERS, "a", "b", "t")
+    TaskAssignment.objects.create(flow=obj, task_id=0, partitions=[["t", 0]], reported_partitions=[["t", 0]])
+    (task,) = flow_status(obj).tasks
+    assert task.mismatch is not None and (task.mismatch.missing, task.mismatch.missing_count) == ([["t", 0]], 1)
