@@ -1,29 +1,34 @@
-"""PositionCommitter: makes a task's acknowledged positions durable, at least once or exactly once."""
+"""PositionCommitter: owns a task's positions and transactions, and makes what the target acknowledged durable."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
 from replication import positions
 from replication.config import FlowConfig
 from replication.errors import ReplicationError
 from replication.faults import FaultReporter
+from replication.handlers import RecordHandler
 from replication.metrics import MetricsRegistry
 from replication.producing import BatchProducer
-from replication.runs import PartitionState, Run, TaskListener
+from replication.runs import PartitionState, TaskListener
 
 log = logging.getLogger("replication.engine")  # the task's own log, as operators know it
 DuePositions = list[tuple[positions.TopicPartitionKey, positions.Position]]
 
 
 class PositionCommitter:
-    """Writes a task's positions to its positions topic and tells the task's listeners what became durable.
+    """The one owner of a task's positions and of its producer's transactions.
 
-    At least once, a position is written after the target acknowledged every record before it. Exactly once,
-    positions are written in the producer's open transaction and commit with its records, or neither does.
-    `states` and `listeners` are the task's own, shared, not copied.
+    It holds each assigned partition's PartitionState, writes their positions to the positions topic and tells the
+    task's listener what became durable. At least once, a position is written after the target acknowledged every
+    record before it. Exactly once, it alone initialises, begins, commits and aborts the producer's transactions:
+    positions are written in the open transaction (KIP-98: the consumed positions commit with the records, or
+    neither does), and a fenced producer stops the task.
     """
 
     def __init__(
@@ -31,33 +36,42 @@ class PositionCommitter:
         flow: FlowConfig,
         task_id: int,
         metrics: MetricsRegistry,
-        states: dict[positions.TopicPartitionKey, PartitionState],
-        listeners: list[TaskListener],
         producer: BatchProducer,
         consumer: Consumer,
         faults: FaultReporter,
         positions_topic: str,
+        listener: TaskListener,
     ) -> None:
         self.flow = flow
         self.task_id = task_id
         self.metrics = metrics
-        self.states = states
-        self.listeners = listeners
         self.producer = producer
         self.consumer = consumer
         self.faults = faults
         self.positions_topic = positions_topic
+        self.listener = listener
+        self.states: dict[positions.TopicPartitionKey, PartitionState] = {}
         self.txn_started: float | None = None  # when the open transaction began (exactly once)
+        self.consumed_next: dict[PartitionState, int] = {}  # exactly once: positions the open transaction covers
 
-    def run_acked(self, run: Run, downstream: int) -> None:
-        for listener in self.listeners:
-            listener.run_acked(run, downstream)
+    def init_transactions(self) -> None:
+        """Exactly once: fence any zombie with our transactional.id, before the task reads its positions."""
+        if self.flow.exactly_once:
+            self.producer.client.init_transactions(60)
+
+    def track(self, state: PartitionState) -> None:
+        """Take a newly assigned partition's state; its position is committed from now on."""
+        self.states[(state.topic, state.partition)] = state
+
+    def replicate(self, msgs: list[Any], handler: RecordHandler | None, on_error: Callable[[Message], None]) -> None:
+        """Produce a consumed batch; exactly once, the open transaction now covers the positions it consumed."""
+        self.consumed_next.update(self.producer.replicate(msgs, self.states, handler, on_error))
 
     def store_positions(self) -> None:
         """At least once: write every position that moved since the last store."""
         self.producer.raise_if_failed()
         due = self._due_positions()
-        positions.write(self.producer.producer, self.positions_topic, due)
+        positions.write(self.producer.client, self.positions_topic, due)
         self._stored_positions(due)
 
     def store_start_positions(
@@ -81,7 +95,7 @@ class PositionCommitter:
                 due.append((key, position))
         if not due:
             return
-        positions.write(self.producer.producer, self.positions_topic, due)
+        positions.write(self.producer.client, self.positions_topic, due)
         self.producer.flush_all()
         for key, position in due:
             self.states[key].stored_next = position.next_offset
@@ -99,7 +113,7 @@ class PositionCommitter:
     def begin_transaction(self, now: float) -> None:
         """Open a transaction unless one is open."""
         if self.txn_started is None:
-            self.producer.producer.begin_transaction()
+            self.producer.client.begin_transaction()
             self.txn_started = now
 
     def commit_when_due(self, now: float, full_batch: bool) -> None:
@@ -120,7 +134,7 @@ class PositionCommitter:
     def _caught_up(self) -> bool:
         """The open transaction holds records, and each of its partitions was read to the source end offset last
         seen (the consumer's cached high watermark, from its fetch responses: no request)."""
-        covered = self.producer.consumed_next
+        covered = self.consumed_next
         return bool(covered) and all(
             self.consumer.get_watermark_offsets(TopicPartition(state.topic, state.partition), cached=True)[1] <= next_
             for state, next_ in covered.items()
@@ -131,13 +145,13 @@ class PositionCommitter:
         if self.txn_started is None:
             return
         self.producer.raise_if_failed()
-        for state, next_offset in self.producer.consumed_next.items():  # the transaction covers what it produced
+        for state, next_offset in self.consumed_next.items():  # the transaction covers what it produced
             state.acked_next = max(state.acked_next, next_offset)
-        self.producer.consumed_next.clear()
+        self.consumed_next.clear()
         due = self._due_positions()
-        positions.write(self.producer.producer, self.positions_topic, due)
+        positions.write(self.producer.client, self.positions_topic, due)
         try:
-            self.producer.producer.commit_transaction(60)
+            self.producer.client.commit_transaction(60)
         except KafkaException as exc:
             self._transaction_failed(exc)
             return
@@ -150,21 +164,27 @@ class PositionCommitter:
         if error.fatal() or not error.txn_requires_abort():
             raise ReplicationError(f"{self.flow.name} task {self.task_id}: transaction failed: {error.str()}") from exc
         log.warning("%s task %d: aborting transaction: %s", self.flow.name, self.task_id, error.str())
-        self.producer.aborting = True
-        try:
-            self.producer.producer.abort_transaction(60)
-        finally:
-            self.producer.aborting = False
+        with self.producer.purging():
+            self.producer.client.abort_transaction(60)
         rewind = []
         for key, state in self.states.items():
             state.acked_next = state.stored_next
             state.inflight, state.pending_next = 0, None
             rewind.append(TopicPartition(key[0], key[1], state.stored_next))
-        self.producer.consumed_next.clear()
+        self.consumed_next.clear()
         self.producer.forget_outstanding()
         self.consumer.assign(rewind)
-        for listener in self.listeners:
-            listener.aborted()
+        self.listener.aborted()
+
+    def fatal_detail(self) -> str | None:
+        """Why the producer failed fatally, e.g. fenced by a newer instance of this task, or None if not known."""
+        detail = self.producer.fatal_detail()
+        if detail is None and self.flow.exactly_once:
+            try:  # a fenced transactional producer tells why only through its transaction API
+                self.producer.client.abort_transaction(1)
+            except KafkaException as exc:
+                self.producer.fail(f"transaction: {exc.args[0].str()}")
+        return self.producer.failure
 
     # -- both ----------------------------------------------------------------------------------------
     def _due_positions(self) -> DuePositions:
@@ -186,5 +206,4 @@ class PositionCommitter:
         for key, position in due:
             self.states[key].stored_next = position.next_offset
             self.metrics.set_position(self.flow.name, key[0], key[1], position.next_offset)
-        for listener in self.listeners:
-            listener.committed()
+        self.listener.committed()

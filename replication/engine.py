@@ -6,7 +6,7 @@ import logging
 import threading
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
@@ -24,7 +24,7 @@ from replication.metrics import REGISTRY, MetricsRegistry
 from replication.offsetsyncs import OffsetSyncEmitter
 from replication.producing import BatchProducer
 from replication.resume import Window
-from replication.runs import PartitionState, TaskListener
+from replication.runs import PartitionState, TaskListener, TaskListeners
 from replication.starting import Resumer, plan_start, report_start, source_watermarks, target_end_offsets
 from replication.topics import TopicSync
 
@@ -63,6 +63,7 @@ class ReplicationTask:
         sync_configs: bool | None = None,
         clock: Callable[[], float] = time.monotonic,
         provisioned: bool = False,
+        listeners: Sequence[TaskListener] = (),
     ) -> None:
         self.flow = flow
         self.task_id = task_id
@@ -76,7 +77,6 @@ class ReplicationTask:
         # True when the runner or controller created the flow's topics before starting its tasks
         # (replication.provisioning); a lone task creates its positions topic itself.
         self.provisioned = provisioned
-        self.states: dict[TopicPartitionKey, PartitionState] = {}
         self.positions_topic = positions.positions_topic(flow.source.alias)
         self.batch_size = 10000
         # While records flow, return small batches fast (latency); when idle, wait a little longer (CPU).
@@ -87,7 +87,7 @@ class ReplicationTask:
         self.faults = FaultReporter(flow, task_id, metrics)
         self._stored: dict[TopicPartitionKey, positions.Position] = {}
         self._next_refresh = self._next_flush = self._next_config_sync = 0.0
-        self.listeners: list[TaskListener] = []  # e.g. the offset-sync emitter
+        self.listeners = list(listeners)  # told what the task made durable; the task adds its own at start
         self.offset_syncs: OffsetSyncEmitter | None = None
         self.facts: FactsWriter | None = None  # facts.lake: what this task replicated, for the analytics jobs
 
@@ -97,35 +97,40 @@ class ReplicationTask:
         self.source_admin = self.clients.admin(flow.source.client)
         self.target_admin = self.clients.admin(flow.target.client)
         self.topic_sync = TopicSync(flow, self.source_admin, self.target_admin)
-        self.producer = BatchProducer(self.clients, flow, self.metrics, self.task_id)
-        if flow.exactly_once:
-            self.producer.producer.init_transactions(60)  # fences any zombie with our transactional.id
-        if not self.provisioned:
-            positions.ensure_topic(self.target_admin, self.positions_topic, self.topic_sync.replication_factor)
-        self._stored = positions.load(position_reader_config(flow, self.task_id), self.positions_topic)
         self.consumer = self.clients.consumer(flow, self.task_id, error_cb=self.faults.source_error)
-        self.committer = PositionCommitter(
-            flow,
-            self.task_id,
-            self.metrics,
-            self.states,
-            self.listeners,
-            self.producer,
-            self.consumer,
-            self.faults,
-            self.positions_topic,
-        )
-        self.producer.on_run_acked = self.committer.run_acked
-        self.resumer = Resumer(flow, self.task_id, self.clients, self.faults, self.committer.run_acked)
         if flow.emit_offset_syncs_enabled:
             self.offset_syncs = OffsetSyncEmitter(flow, self.consumer.position)
             self.listeners.append(self.offset_syncs)
         if flow.facts_lake:
-            from replication.facts import attach_facts_writer  # pyarrow is loaded only when facts are on
+            from replication.facts import facts_writer  # pyarrow is loaded only when facts are on
 
-            self.facts = attach_facts_writer(self, flow.facts_lake)
+            self.facts = facts_writer(flow, self.task_id, flow.facts_lake)
+            self.listeners.append(self.facts)
+        listener = TaskListeners(self.listeners)
+        self.producer = BatchProducer(self.clients, flow, self.metrics, self.task_id, listener.run_acked)
+        self.committer = PositionCommitter(
+            flow,
+            self.task_id,
+            self.metrics,
+            self.producer,
+            self.consumer,
+            self.faults,
+            self.positions_topic,
+            listener,
+        )
+        self.committer.init_transactions()  # fences any zombie before the positions are read
+        if not self.provisioned:
+            positions.ensure_topic(self.target_admin, self.positions_topic, self.topic_sync.replication_factor)
+        self._stored = positions.load(position_reader_config(flow, self.task_id), self.positions_topic)
+        self.resumer = Resumer(flow, self.task_id, self.clients, self.faults, listener.run_acked)
         self.metrics.set_task_state(flow.name, self.task_id, "RUNNING")
         self.refresh()
+
+    @property
+    def states(self) -> dict[TopicPartitionKey, PartitionState]:
+        """Each assigned source partition's progress, as the task's committer holds it (none before start)."""
+        committer: PositionCommitter | None = getattr(self, "committer", None)
+        return {} if committer is None else committer.states
 
     def close(self) -> None:
         """Store every acknowledged position, then release the clients (also after a failed start).
@@ -169,7 +174,7 @@ class ReplicationTask:
         try:
             return self._run_once()
         except (KafkaException, SystemError) as exc:
-            detail = self.producer.fatal_detail() or _client_error(exc)
+            detail = self.committer.fatal_detail() or _client_error(exc)
             raise ReplicationError(f"{self.flow.name} task {self.task_id}: {detail}") from exc
 
     def _run_once(self) -> bool:
@@ -181,7 +186,7 @@ class ReplicationTask:
         msgs = self.consumer.consume(self.batch_size, self.busy_poll_timeout if self._busy else self.poll_timeout)
         self._busy = bool(msgs)
         if msgs:
-            self.producer.replicate(msgs, self.states, self.handler, self._consumer_error)
+            self.committer.replicate(msgs, self.handler, self._consumer_error)
         self.producer.poll()
         if self.flow.exactly_once:
             self.committer.commit_when_due(now, full_batch=len(msgs) >= self.batch_size)
@@ -278,7 +283,7 @@ class ReplicationTask:
         deadline = time.monotonic() + 5
         while True:
             # One metadata request for every topic; its answer also updates the producer's own view of them.
-            listed = self.producer.producer.list_topics(timeout=10).topics
+            listed = self.producer.client.list_topics(timeout=10).topics
             short = {r for r, n in needed.items() if r not in listed or len(listed[r].partitions) < n}
             if not short or time.monotonic() > deadline:
                 break
@@ -307,7 +312,7 @@ class ReplicationTask:
         report_start(self.faults, plan, key, remote, start.offset)
         state = PartitionState(topic, partition, remote, acked_next=plan.offset, stored_next=plan.offset, hw=high)
         state.downstream_start = -1 if end is None else end
-        self.states[key] = state
+        self.committer.track(state)
         return plan.window
 
     def _consumer_error(self, msg: Message) -> None:

@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
 
+from replication.config import FlowConfig
 from replication.facts_lake import LakeSink, Row, register_flow
 from replication.policy import ReplicationPolicy, source_chain
 from replication.runs import Run
-
-if TYPE_CHECKING:
-    from replication.engine import ReplicationTask
 
 FACTS_TABLE = "facts"
 FACTS_SCHEMA = pa.schema(
@@ -66,9 +64,8 @@ class FactsWriter:
     once, the run is real only if its transaction commits: facts wait for `committed()` and `aborted()` drops them.
     """
 
-    def __init__(self, task: ReplicationTask, sink: LakeSink, clock: Callable[[], float] = time.time) -> None:
-        flow = task.flow
-        self.source, self.target, self.task_id = flow.source.alias, flow.target.alias, task.task_id
+    def __init__(self, flow: FlowConfig, task_id: int, sink: LakeSink, clock: Callable[[], float] = time.time) -> None:
+        self.source, self.target, self.task_id = flow.source.alias, flow.target.alias, task_id
         self.policy = flow.policy()
         self.exactly_once = flow.exactly_once
         self.sink = sink
@@ -127,20 +124,19 @@ def facts_sink(lake: str, flow_name: str, **options: Any) -> LakeSink:
     return LakeSink(lake, FACTS_TABLE, FACTS_SCHEMA, "acked_ms", ("flow", flow_name), **options)
 
 
-def attach_facts_writer(
-    task: ReplicationTask,
+def facts_writer(
+    flow: FlowConfig,
+    task_id: int,
     lake: str,
     interval: float = 5.0,
     max_rows: int = 100_000,
     retention_hours: float | None = None,
 ) -> FactsWriter:
-    """Record the task's acknowledged runs in the facts lake at `lake`; close() the writer after the task.
+    """A writer of task `task_id`'s acknowledged runs to the facts lake at `lake`: pass it to the task as one of
+    its listeners, and close() it after the task.
 
     Also registers the flow in the lake, so the topology job knows it is configured.
     """
-    flow = task.flow
     register_flow(lake, flow.name, flow.source.alias, flow.target.alias, flow.emit_heartbeats_interval_seconds)
-    sink = facts_sink(lake, task.flow.name, interval=interval, max_rows=max_rows, retention_hours=retention_hours)
-    writer = FactsWriter(task, sink)
-    task.listeners.append(writer)
-    return writer
+    sink = facts_sink(lake, flow.name, interval=interval, max_rows=max_rows, retention_hours=retention_hours)
+    return FactsWriter(flow, task_id, sink)

@@ -6,7 +6,7 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
@@ -39,35 +39,53 @@ def _fetched_from(state: PartitionState, last_offset: int) -> int:
     return fetched_from
 
 
-class BatchProducer:
-    """Wraps the target producer: batch produce, run acknowledgements, failure and fault tracking."""
+def _ignore_run(run: Run, downstream: int) -> None:
+    pass
 
-    def __init__(self, clients: ClientFactory, flow: FlowConfig, metrics: MetricsRegistry, task_id: int) -> None:
-        self.producer: Producer = clients.producer(flow, task_id, error_cb=self.error_cb)
+
+class BatchProducer:
+    """Wraps the target producer: batch produce, run acknowledgements, failure and fault tracking.
+
+    It knows no transactions: the task's PositionCommitter begins, commits and aborts them on `client`, and
+    `replicate` tells it which positions each batch consumed (exactly once, what the open transaction covers).
+    """
+
+    def __init__(
+        self,
+        clients: ClientFactory,
+        flow: FlowConfig,
+        metrics: MetricsRegistry,
+        task_id: int,
+        on_run_acked: Callable[[Run, int], None] = _ignore_run,
+    ) -> None:
+        self.client: Producer = clients.producer(flow, task_id, error_cb=self.error_cb)
         self.flow = flow
         self.metrics = metrics
         self.task_id = task_id
         self.failure: str | None = None
-        self.aborting = False
         self.outstanding = 0  # runs produced and not yet acknowledged, across partitions
         self.last_ack = time.monotonic()
-        self.consumed_next: dict[PartitionState, int] = {}  # exactly-once: positions covered by the open txn
-        self.on_run_acked: Callable[[Run, int], None] = lambda run, downstream: None
+        self.on_run_acked = on_run_acked  # the task's listeners: each run with its last record's downstream offset
+        self._purging = False  # failed deliveries are expected: an aborting transaction purges its records
+        self._consumed: dict[PartitionState, int] = {}  # exactly once: next offset per partition, this batch
         self._identity = flow.policy().format_remote_topic("x", "t") == "t"
         self._last_error = ""  # an unreachable target repeats its error: logged when it changes, counted always
 
     # -- producing -----------------------------------------------------------------------------------
     def replicate(
         self, msgs: list[Record], states: States, handler: RecordHandler | None, on_error: Callable[[Message], None]
-    ) -> None:
+    ) -> dict[PartitionState, int]:
+        """Produce a consumed batch; returns, exactly once, each partition's next offset after it (else empty)."""
+        self._consumed = {}
         if handler is None and not self._identity:
             self._replicate_plain(msgs, states, on_error)
         else:
             self._replicate_handled(msgs, states, handler, on_error)
+        return self._consumed
 
     def _replicate_plain(self, msgs: list[Record], states: States, on_error: Callable[[Message], None]) -> None:
         """Records go out unchanged; per record only the produce call and a run-boundary check."""
-        produce = self.producer.produce
+        produce = self.client.produce
         consumed_ms = time.time() * 1000
         state, remote, topic, part, start, first, count, nbytes = _NO_STATE, "", "", -1, 0, 0, 0, 0
         prev: Record | None = None
@@ -135,7 +153,7 @@ class BatchProducer:
         self.outstanding += 1
         self._produce_when_room(state, last, functools.partial(self._acked, run))
         if self.flow.exactly_once:
-            self.consumed_next[state] = run.next_offset
+            self._consumed[state] = run.next_offset
 
     def _replicate_handled(
         self, msgs: list[Record], states: States, handler: RecordHandler | None, on_error: Callable[[Message], None]
@@ -184,7 +202,7 @@ class BatchProducer:
         if not records:
             state.filtered_run(last + 1)
             if self.flow.exactly_once:
-                self.consumed_next[state] = last + 1
+                self._consumed[state] = last + 1
             return
         upstream = [m.offset() for m, _ in records]
         nbytes = sum(len(v) for _, (_, v, _) in records if v is not None)
@@ -196,7 +214,7 @@ class BatchProducer:
             callback = functools.partial(self._acked, run) if i == len(records) - 1 else None
             self._produce_record(state, msg, key, value, headers, callback)
         if self.flow.exactly_once:
-            self.consumed_next[state] = last + 1
+            self._consumed[state] = last + 1
 
     def _produce_when_room(self, state: PartitionState, msg: Record, callback: Callback | None) -> None:
         self._produce_record(state, msg, msg.key(), msg.value(), msg.headers(), callback)
@@ -212,7 +230,7 @@ class BatchProducer:
     ) -> None:
         while True:
             try:
-                self.producer.produce(
+                self.client.produce(
                     state.remote_topic,
                     value,
                     key,
@@ -223,13 +241,13 @@ class BatchProducer:
                 )
                 return
             except BufferError:  # the local queue is full: serve delivery reports until there is room
-                self.producer.poll(0.05)
+                self.client.poll(0.05)
                 self.raise_if_failed()
 
     # -- acknowledgements and failures ---------------------------------------------------------------
     def _acked(self, run: Run, err: KafkaError | None, msg: Record) -> None:
         if err is not None:
-            if not self.aborting and self.failure is None:
+            if not self._purging and self.failure is None:
                 self.failure = (
                     f"send to {run.state.remote_topic} [{run.state.partition}] failed "
                     f"(upstream offsets {run.first_offset}..{run.last_offset}): {err.str()}"
@@ -253,27 +271,35 @@ class BatchProducer:
 
     def error_cb(self, err: KafkaError) -> None:
         if err.fatal():
-            self.failure = self.failure or f"producer fatal error: {err.str()}"
+            self.fail(f"producer fatal error: {err.str()}")
         else:
             self.metrics.report_fault(self.flow.name, self.task_id, f"target: {err.str()}")
             if err.str() != self._last_error:
                 log.warning("%s task %d: target %s", self.flow.name, self.task_id, err.str())
             self._last_error = err.str()
 
+    def fail(self, reason: str) -> None:
+        """Record why the producer can deliver no more; the first reason stays."""
+        self.failure = self.failure or reason
+
     def raise_if_failed(self) -> None:
         if self.failure is not None:
             raise ReplicationError(f"{self.flow.name} task {self.task_id}: {self.failure} (abort.on.send.fail)")
 
     def fatal_detail(self) -> str | None:
-        """Serve pending callbacks so a fatal error's real reason (e.g. fenced) reaches `failure`, and return it."""
+        """Serve pending callbacks so a fatal error's real reason reaches `failure`, and return it."""
         with contextlib.suppress(KafkaException, SystemError):  # the same fatal error; its reason came via error_cb
-            self.producer.poll(0)
-        if self.failure is None and self.flow.exactly_once:
-            try:  # a fenced transactional producer tells why only through its transaction API
-                self.producer.abort_transaction(1)
-            except KafkaException as exc:
-                self.failure = f"transaction: {exc.args[0].str()}"
+            self.client.poll(0)
         return self.failure
+
+    @contextlib.contextmanager
+    def purging(self) -> Iterator[None]:
+        """Inside, a failed delivery is no failure: aborting a transaction purges the records it held."""
+        self._purging = True
+        try:
+            yield
+        finally:
+            self._purging = False
 
     def stalled_for(self, now: float) -> float:
         """Seconds the target has kept records unacknowledged (0 when nothing is in flight)."""
@@ -285,15 +311,15 @@ class BatchProducer:
         self.last_ack = time.monotonic()
 
     def poll(self) -> None:
-        self.producer.poll(0)
+        self.client.poll(0)
         self.raise_if_failed()
 
     def flush_all(self, timeout: float = 30.0) -> None:
         """Wait for every outstanding delivery (to a deadline); a fatal client error becomes the failure."""
         deadline = time.monotonic() + timeout
         try:
-            while self.producer.flush(0.5) > 0 and time.monotonic() < deadline:
+            while self.client.flush(0.5) > 0 and time.monotonic() < deadline:
                 self.raise_if_failed()
         except (KafkaException, SystemError) as exc:
-            self.failure = self.failure or f"producer: {exc.__cause__ or exc}"
+            self.fail(f"producer: {exc.__cause__ or exc}")
         self.raise_if_failed()

@@ -8,6 +8,7 @@ list, kept per run instead of per record).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -90,3 +91,22 @@ class TaskListener(Protocol):
     def run_acked(self, run: Run, downstream: int) -> None: ...
     def committed(self) -> None: ...
     def aborted(self) -> None: ...
+
+
+class TaskListeners:
+    """A task's listeners as one TaskListener, told in the order given (built once, at the task's start)."""
+
+    def __init__(self, listeners: Sequence[TaskListener]) -> None:
+        self.listeners = tuple(listeners)
+
+    def run_acked(self, run: Run, downstream: int) -> None:
+        for listener in self.listeners:
+            listener.run_acked(run, downstream)
+
+    def committed(self) -> None:
+        for listener in self.listeners:
+            listener.committed()
+
+    def aborted(self) -> None:
+        for listener in self.listeners:
+            listener.aborted()

@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 
 from replication.analytics.jobs import run_job
 from replication.engine import ReplicationTask
-from replication.facts import attach_facts_writer
+from replication.facts import facts_writer
 from replication.facts_heartbeats import HeartbeatCollector
 from replication.policy import HEARTBEATS_TOPIC
 from replication.records import Heartbeat
@@ -71,10 +71,11 @@ def test_a_chain_replicated_by_the_engine_gives_its_hops_latency_and_a_complete_
     create_topic(clusters[a], topic, partitions=4)
     produce_known(clusters[a], topic, partitions=4, count=RECORDS, timestamp_step_ms=0)  # no future timestamps
     _emit_heartbeats(clusters[a], a, b)
-    # Both ways of turning facts on: the facts.lake property (the engine attaches and closes the writer) ...
+    # Both ways of turning facts on: the facts.lake property (the task makes and closes the writer) ...
     ab = new_task(make_flow(clusters, a, b, f"{topic}|{HEARTBEATS_TOPIC}", facts_lake=lake))
-    bc = new_task(make_flow(clusters, b, c, rf"{a}\.({topic}|{HEARTBEATS_TOPIC})"))
-    writers = [attach_facts_writer(bc, lake, interval=0.5)]  # ... and attaching a writer to a task
+    bc_flow = make_flow(clusters, b, c, rf"{a}\.({topic}|{HEARTBEATS_TOPIC})")
+    writers = [facts_writer(bc_flow, 0, lake, interval=0.5)]  # ... and passing a writer to a task as a listener
+    bc = new_task(bc_flow, listeners=writers)
     try:
         drive(
             [ab, bc],

@@ -11,7 +11,7 @@ from confluent_kafka import TopicPartition
 from replication.committing import PositionCommitter
 from replication.faults import FaultReporter
 from replication.metrics import MetricsRegistry
-from replication.runs import PartitionState
+from replication.runs import PartitionState, TaskListeners
 from tests.replication.fakes import flow
 
 
@@ -39,23 +39,21 @@ def _committer(high: int, read_to: int | None) -> tuple[PositionCommitter, _Tran
     config = flow(exactly_once=True, transaction_boundary_interval_ms=100)
     state = PartitionState("orders", 0, "src.orders", acked_next=0, stored_next=0)
     transactions = _Transactions()
-    producer = SimpleNamespace(
-        producer=transactions,
-        consumed_next={} if read_to is None else {state: read_to},
-        raise_if_failed=lambda: None,
-    )
+    producer = SimpleNamespace(client=transactions, raise_if_failed=lambda: None)
     metrics = MetricsRegistry()
     committer = PositionCommitter(
         config,
         0,
         metrics,
-        {("orders", 0): state},
-        [],
         producer,  # type: ignore[arg-type]
         _Consumer(high),  # type: ignore[arg-type]
         FaultReporter(config, 0, metrics),
         "positions",
+        TaskListeners([]),
     )
+    committer.track(state)
+    if read_to is not None:
+        committer.consumed_next[state] = read_to
     committer.txn_started = 10.0
     return committer, transactions
 

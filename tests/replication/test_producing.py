@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,9 +16,13 @@ from replication.runs import PartitionState, Run
 from tests.replication.fakes import FakeClients, FakeMessage, FakeProducer, flow
 
 
-def _setup(**overrides: Any) -> tuple[BatchProducer, FakeProducer, dict[tuple[str, int], PartitionState]]:
+def _setup(
+    on_run_acked: Callable[[Run, int], None] | None = None, **overrides: Any
+) -> tuple[BatchProducer, FakeProducer, dict[tuple[str, int], PartitionState]]:
     clients = FakeClients()
-    producer = BatchProducer(clients, flow(**overrides), MetricsRegistry(), 0)  # type: ignore[arg-type]
+    config = flow(**overrides)
+    acked = on_run_acked or (lambda run, downstream: None)
+    producer = BatchProducer(clients, config, MetricsRegistry(), 0, acked)  # type: ignore[arg-type]
     remote = "orders" if overrides.get("replication_policy_class") else "us-west.orders"
     states = {("orders", p): PartitionState("orders", p, remote, acked_next=0, stored_next=0) for p in range(2)}
     return producer, clients.producer_instance, states
@@ -67,9 +72,8 @@ def test_a_failed_send_stops_the_task_and_names_the_offsets() -> None:
 
 
 def test_runs_with_gaps_keep_their_exact_upstream_offsets() -> None:
-    producer, fake, states = _setup()
     acked: list[tuple[Run, int]] = []
-    producer.on_run_acked = lambda run, downstream: acked.append((run, downstream))
+    producer, fake, states = _setup(lambda run, downstream: acked.append((run, downstream)))
     msgs = [FakeMessage("orders", 0, o) for o in (0, 1, 5, 6)] + [FakeMessage("orders", 1, o) for o in (7, 8)]
     producer.replicate(msgs, states, None, _no_error)  # type: ignore[arg-type]
     fake.deliver_all()
