@@ -10,7 +10,7 @@ from pathlib import Path
 
 from replication.localkafka.dist import LocalKafkaError
 from replication.localkafka.manager import DEFAULT_ALIASES, LocalKafka
-from replication.policy import PolicyError
+from replication.mm2.policy import PolicyError
 
 
 def _parser() -> argparse.ArgumentParser:

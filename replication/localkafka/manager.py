@@ -13,7 +13,7 @@ from typing import Any
 
 from replication.localkafka.cluster import ClusterSpec, LocalCluster, port_open
 from replication.localkafka.dist import LocalKafkaError, ensure_kafka_home, find_java
-from replication.policy import validate_alias
+from replication.mm2.policy import validate_alias
 
 DEFAULT_ALIASES = ("us-west", "us-east", "backup")
 

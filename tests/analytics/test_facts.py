@@ -12,15 +12,15 @@ from typing import Any
 import pyarrow.dataset as ds
 import pytest
 
-from replication.engine import ReplicationTask
-from replication.facts import FACTS_SCHEMA, FactsWriter, facts_sink, facts_writer, hop_path
-from replication.facts_heartbeats import arrival_path
-from replication.facts_lake import prune, write_rows
-from replication.metrics import MetricsRegistry
-from replication.policy import DefaultReplicationPolicy
-from replication.producing import BatchProducer
-from replication.records import Heartbeat
-from replication.runs import PartitionState, Run
+from replication.facts.heartbeats import arrival_path
+from replication.facts.lake import prune, write_rows
+from replication.facts.writer import FACTS_SCHEMA, FactsWriter, facts_sink, facts_writer, hop_path
+from replication.metrics.registry import MetricsRegistry
+from replication.mm2.policy import DefaultReplicationPolicy
+from replication.mm2.records import Heartbeat
+from replication.task.partitionstate import PartitionState, Run
+from replication.task.producing import BatchProducer
+from replication.task.replicationtask import ReplicationTask
 from tests.analytics.factgen import T0, fact
 from tests.replication.fakes import FakeClients, FakeMessage, flow
 
@@ -200,7 +200,8 @@ def test_heartbeat_paths_work_wherever_the_flow_emitted_them() -> None:
 
 def test_the_engine_side_never_loads_spark() -> None:
     script = (
-        "import sys, replication.engine, replication.facts, replication.facts_heartbeats, replication.facts_lake\n"
+        "import sys, replication.task.replicationtask, replication.facts.writer\n"
+        "import replication.facts.heartbeats, replication.facts.lake\n"
         "assert not [m for m in sys.modules if m.startswith('pyspark')], 'pyspark imported'\n"
     )
     result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, check=False)

@@ -15,11 +15,11 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from replication.analytics.jobs import run_job
-from replication.engine import ReplicationTask
-from replication.facts import facts_writer
-from replication.facts_heartbeats import HeartbeatCollector
-from replication.policy import HEARTBEATS_TOPIC
-from replication.records import Heartbeat
+from replication.facts.heartbeats import HeartbeatCollector
+from replication.facts.writer import facts_writer
+from replication.mm2.policy import HEARTBEATS_TOPIC
+from replication.mm2.records import Heartbeat
+from replication.task.replicationtask import ReplicationTask
 from tests.analytics.conftest import spark  # noqa: F401  (the one shared SparkSession)
 from tests.support.kafka import admin, create_topic, end_offsets, topic_partitions, unique_topic, wait_until
 from tests.support.replication import drive, make_flow, new_task, produce_known

@@ -8,11 +8,11 @@ from collections import Counter
 import pytest
 from confluent_kafka import Producer
 
-from replication.clients import position_reader_config
 from replication.config import FlowConfig
-from replication.engine import ReplicationTask
-from replication.metrics import MetricsRegistry
-from replication.positions import Position, load, positions_topic
+from replication.kafka.clients import position_reader_config
+from replication.metrics.registry import MetricsRegistry
+from replication.task.positions import Position, load, positions_topic
+from replication.task.replicationtask import ReplicationTask
 from tests.integration.test_offset_translation import check_every_position
 from tests.support.kafka import consume_to_end, create_topic, end_offsets, unique_topic
 from tests.support.replication import drive, make_flow, new_task, produce_known
