@@ -1,4 +1,4 @@
-"""A steady trickle of records for demos: `python -m replication.localkafka.traffic --bootstrap B --topic T`.
+"""A steady trickle of records for demos: `python -m localkafka.traffic --bootstrap B --topic T`.
 
 With `--control DIR` it can be paused and resumed while it runs (the failover wizard's fence step asks for the
 source producers to stop): anyone writes `DIR/traffic-control.json` ({"paused": true}) through TrafficControl, the
@@ -94,7 +94,7 @@ def _alive(pid: int) -> bool:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m replication.localkafka.traffic", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m localkafka.traffic", description=__doc__)
     parser.add_argument("--bootstrap", required=True)
     parser.add_argument("--topic", action="append", required=True, help="repeat for several topics")
     parser.add_argument("--rate", type=float, default=50.0, help="records per second per topic (default 50)")

@@ -15,9 +15,9 @@ from typing import Any
 
 from confluent_kafka.admin import AdminClient
 
-from replication.localkafka.dist import LocalKafkaError
+from localkafka.dist import LocalKafkaError
 
-_quiet = logging.getLogger("replication.localkafka.probe")
+_quiet = logging.getLogger("localkafka.probe")
 _quiet.addHandler(logging.NullHandler())
 _quiet.propagate = False
 

@@ -1,4 +1,4 @@
-"""CLI: python -m replication.localkafka {up,status,down}."""
+"""CLI: python -m localkafka {up,status,down}."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from replication.localkafka.dist import LocalKafkaError
-from replication.localkafka.manager import DEFAULT_ALIASES, LocalKafka
+from localkafka.dist import LocalKafkaError
+from localkafka.manager import DEFAULT_ALIASES, LocalKafka
 from replication.mm2.policy import PolicyError
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m replication.localkafka", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m localkafka", description=__doc__)
     parser.add_argument(
         "--state-dir",
         type=Path,

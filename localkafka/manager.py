@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from replication.localkafka.cluster import ClusterSpec, LocalCluster, port_open
-from replication.localkafka.dist import LocalKafkaError, ensure_kafka_home, find_java
+from localkafka.cluster import ClusterSpec, LocalCluster, port_open
+from localkafka.dist import LocalKafkaError, ensure_kafka_home, find_java
 from replication.mm2.policy import validate_alias
 
 DEFAULT_ALIASES = ("us-west", "us-east", "backup")
