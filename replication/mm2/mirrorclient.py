@@ -22,8 +22,6 @@ from replication.mm2.policy import (
     source_chain,
 )
 
-CHECKPOINTS_SUFFIX = ".checkpoints.internal"
-
 
 def hops_for_topic(policy: ReplicationPolicy, topic: str, upstream: str) -> int:
     """Hops from upstream to the cluster holding this remote topic, or -1 if it did not come from there."""
@@ -74,9 +72,6 @@ class MirrorClient:
         self.clients = clients or InternalClients()
         self._admin: AdminClient = self.clients.admin(cluster)
 
-    def replication_policy(self) -> ReplicationPolicy:
-        return self.policy
-
     def topics(self) -> set[str]:
         metadata = self._admin.list_topics(timeout=self.timeout)
         return {name for name, meta in metadata.topics.items() if meta.error is None}
@@ -86,9 +81,6 @@ class MirrorClient:
 
     def heartbeat_topics(self) -> set[str]:
         return {t for t in self.topics() if is_heartbeats_topic(self.policy, t)}
-
-    def checkpoint_topics(self) -> set[str]:
-        return {t for t in self.topics() if t.endswith(CHECKPOINTS_SUFFIX) and len(t) > len(CHECKPOINTS_SUFFIX)}
 
     def upstream_clusters(self) -> set[str]:
         return upstream_clusters(self.policy, self.topics())
@@ -108,7 +100,3 @@ class MirrorClient:
         finally:
             tail.close()
         return {(cp.topic, cp.partition): cp.downstream_offset for cp in checkpoints if cp.consumer_group_id == group}
-
-    def translate_offsets(self, group: str, remote_alias: str, timeout: float = TIMEOUT) -> dict[tuple[str, int], int]:
-        """RemoteClusterUtils.translateOffsets: the same as remote_consumer_offsets."""
-        return self.remote_consumer_offsets(group, remote_alias, timeout)

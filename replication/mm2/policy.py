@@ -128,9 +128,5 @@ def is_internal_topic(topic: str) -> bool:
     return topic.startswith(("__", ".")) or topic.endswith((".internal", "-internal"))
 
 
-def offset_syncs_topic(target_alias: str) -> str:
-    return f"mm2-offset-syncs.{target_alias}.internal"
-
-
 def checkpoints_topic(source_alias: str) -> str:
     return f"{source_alias}.checkpoints.internal"

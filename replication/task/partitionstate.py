@@ -76,9 +76,6 @@ class Run:
     def next_offset(self) -> int:
         return self.last_offset + 1
 
-    def contiguous(self) -> bool:
-        return self.upstream is None
-
 
 class TaskListener(Protocol):
     """Observes what a task made durable, e.g. the offset-sync emitter.

@@ -10,7 +10,6 @@ from replication.mm2.policy import (
     is_cycle,
     is_heartbeats_topic,
     is_internal_topic,
-    offset_syncs_topic,
     original_topic,
     source_chain,
     validate_alias,
@@ -59,7 +58,6 @@ def test_heartbeat_and_internal_topics_are_recognised() -> None:
     for topic in ("__consumer_offsets", "us-west.checkpoints.internal", "x-internal", ".hidden"):
         assert is_internal_topic(topic)
     assert not is_internal_topic("orders")
-    assert offset_syncs_topic("us-east") == "mm2-offset-syncs.us-east.internal"
     assert checkpoints_topic("us-west") == "us-west.checkpoints.internal"
 
 
