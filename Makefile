@@ -53,7 +53,7 @@ test-unit: install
 lint: install node-install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy --strict replication
+	$(VENV)/bin/mypy --strict replication localkafka
 	$(VENV)/bin/lint-imports
 	npx --no-install eslint $(JS)
 	npx --no-install prettier --check $(JS)
@@ -64,13 +64,13 @@ format: install node-install
 	npx --no-install prettier --write $(JS)
 
 kafka-up: install
-	$(PY) -m replication.localkafka up --clusters us-west,us-east,backup
+	$(PY) -m localkafka up --clusters us-west,us-east,backup
 
 kafka-status: install
-	$(PY) -m replication.localkafka status
+	$(PY) -m localkafka status
 
 kafka-down: install
-	$(PY) -m replication.localkafka down
+	$(PY) -m localkafka down
 
 clean: kafka-down
 	rm -rf var .pytest_cache .mypy_cache .ruff_cache

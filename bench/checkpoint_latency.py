@@ -29,12 +29,12 @@ from collections.abc import Sequence
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from replication.checkpoints import CheckpointEmitter, read_checkpoints
 from replication.config import ClusterConfig, FlowConfig
-from replication.engine import ReplicationTask
-from replication.internaltopics import InternalClients, TopicTail
-from replication.metrics import MetricsRegistry
-from replication.periodic import CheckpointSchedule, run_periodically
+from replication.emitters.checkpoints import CheckpointEmitter, read_checkpoints
+from replication.emitters.periodic import CheckpointSchedule, run_periodically
+from replication.kafka.internaltopics import InternalClients, TopicTail
+from replication.metrics.registry import MetricsRegistry
+from replication.task.replicationtask import ReplicationTask
 
 DEFAULT_CLUSTERS = "us-west=127.0.0.1:19092,backup=127.0.0.1:19094"
 

@@ -8,8 +8,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from replication.localkafka import LocalKafka
-from replication.localkafka.dist import KAFKA_DIST_NAME
+from localkafka import LocalKafka
+from localkafka.dist import KAFKA_DIST_NAME
 
 STATE_DIR = Path("var/bench-kafka")
 BROKER_PORT_BASE = 21092  # away from the dev (19092+) and test (29092+) clusters

@@ -21,7 +21,7 @@ from bench.preload import Dataset, ensure_dataset
 from bench.replicators import REPLICATORS, Mirrorplane
 from bench.session import Session
 from bench.throughput import ThroughputResult, run_throughput
-from replication.engine import standalone_owner
+from replication.task.replicationtask import standalone_owner
 
 STREAM_WIDTH = 10  # tables printed a row per run
 

@@ -57,7 +57,7 @@ def _seed(clusters: int, flows: int) -> list[int]:
     from controlplane.flows.models import Flow
     from controlplane.orchestration.models import TaskAssignment
     from controlplane.orchestration.services.reports import Reporter
-    from replication.metrics import MetricsRegistry
+    from replication.metrics.registry import MetricsRegistry
 
     objs = Cluster.objects.bulk_create(
         Cluster(alias=f"c{i:03d}", bootstrap_servers=f"10.0.{i // 200}.{i % 200}:9092") for i in range(clusters)
@@ -96,7 +96,7 @@ def _seed_big(partitions: int, tasks: int = 4) -> int:
     from controlplane.flows.models import Flow
     from controlplane.orchestration.models import TaskAssignment
     from controlplane.orchestration.services.reports import Reporter
-    from replication.metrics import MetricsRegistry
+    from replication.metrics.registry import MetricsRegistry
 
     a = Cluster.objects.create(alias="big-src", bootstrap_servers="10.1.0.1:9092")
     b = Cluster.objects.create(alias="big-dst", bootstrap_servers="10.1.0.2:9092")

@@ -41,7 +41,7 @@ def attach(pid: int, out: Path, native: bool = True, idle: bool = False) -> Chil
 
 
 def _frame_name(frame: str) -> str:
-    """'produce (replication/producing.py:71)' -> 'producing.py:produce'; native frames stay as they are."""
+    """'produce (replication/task/producing.py:71)' -> 'producing.py:produce'; native frames stay as they are."""
     name, _, where = frame.partition(" (")
     return f"{Path(where.split(':')[0]).name}:{name}" if where else name
 

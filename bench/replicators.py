@@ -21,9 +21,9 @@ from confluent_kafka import TopicPartition
 from bench.clusters import BenchClusters
 from bench.kafkaops import Watermarks, create_topic, delete_topics, probe_consumer, topic_partitions
 from bench.procs import Child
-from replication import positions
-from replication.localkafka.dist import ensure_kafka_home, find_java
-from replication.localkafka.manager import default_cache_dir
+from localkafka.dist import ensure_kafka_home, find_java
+from localkafka.manager import default_cache_dir
+from replication.task import positions
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET_ALIAS = "dst"

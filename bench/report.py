@@ -16,7 +16,7 @@ import confluent_kafka
 
 from bench.latency import LatencyResult
 from bench.throughput import ThroughputResult
-from replication.localkafka.dist import find_java
+from localkafka.dist import find_java
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BASE = "mm"

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from replication import offsetscli
+from replication.cli import offsets
 from replication.config import ConfigError
 
 
@@ -23,15 +23,15 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="after a reported retention gap or recreated topic, resume at the source log start instead of stopping",
     )
-    offsetscli.add_parser(sub, Path)
+    offsets.add_parser(sub, Path)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    from replication.mm2config import load_file
-    from replication.runner import run_flows
+    from replication.cli.runner import run_flows
+    from replication.mm2.config import load_file
 
     try:
         flows = load_file(args.config)
@@ -42,11 +42,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: --config: {exc}", file=sys.stderr)
         return 2
     if args.command == "offsets":
-        flow = offsetscli.find_flow(flows, args.source, args.target)
+        flow = offsets.find_flow(flows, args.source, args.target)
         if flow is None:
             print(f"error: --config defines no flow {args.source}->{args.target}", file=sys.stderr)
             return 2
-        return offsetscli.translate(flow, args.group, args.format)
+        return offsets.translate(flow, args.group, args.format)
     if args.accept_data_loss:
         flows = [flow.replace(on_data_loss="continue") for flow in flows]
     return run_flows(flows)

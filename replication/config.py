@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, get_origin, get_type_hints
 
-from replication.policy import (
+from replication.mm2.policy import (
     DefaultReplicationPolicy,
     IdentityReplicationPolicy,
     PolicyError,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from replication.localkafka import LocalKafka
+from localkafka import LocalKafka
 
 TEST_ALIASES = ("us-west", "us-east", "backup")
 REPO = Path(__file__).resolve().parent.parent

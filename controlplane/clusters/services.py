@@ -15,7 +15,7 @@ from confluent_kafka.admin import AdminClient
 
 from controlplane.clusters.choices import SASL_PROTOCOLS, SSL_PROTOCOLS
 from controlplane.clusters.models import Cluster
-from replication.clientlog import LIBRDKAFKA_LOG as _librdkafka_log  # rate-limited
+from replication.kafka.clientlog import LIBRDKAFKA_LOG as _librdkafka_log  # rate-limited
 
 log = logging.getLogger(__name__)
 CONNECTIVITY_TIMEOUT_SECONDS = 5.0

@@ -7,7 +7,7 @@ import re
 from cryptography import x509
 from django.core.exceptions import ValidationError
 
-from replication.policy import PolicyError, validate_alias
+from replication.mm2.policy import PolicyError, validate_alias
 
 
 def validate_cluster_alias(alias: str) -> None:

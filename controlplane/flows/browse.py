@@ -20,7 +20,7 @@ from controlplane.flows.mirror import cluster_policy
 from controlplane.flows.models import Flow
 from controlplane.flows.services import flow_properties
 from replication.config import ClusterConfig, ConfigError, FlowConfig
-from replication.filters import TopicFilter
+from replication.mm2.filters import TopicFilter
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Importing a MirrorMaker 2 properties file: every row validated first, then all of them written at once.
 
-Parsing is replication.mm2config's; this module maps its FlowConfigs to Cluster and Flow rows with the API
+Parsing is replication.mm2.config's; this module maps its FlowConfigs to Cluster and Flow rows with the API
 serializers' own rules, so an import obeys exactly the rules of a POST. It reads the database a fixed number of
 times however long the file is (existing clusters, existing flows), checks every cluster and flow in memory,
 and reports every error at once, each with the line of the property it names
@@ -25,10 +25,10 @@ from controlplane.flows import validation
 from controlplane.flows.api.serializers import FlowSerializer
 from controlplane.flows.mm2 import CLUSTER_FIELD_OF, client_key, messages, property_of
 from controlplane.flows.models import Flow
-from replication import loops
 from replication.config import PROPERTIES, ClusterConfig, ConfigError, FlowConfig
-from replication.mm2config import REDACTED, load_flows
-from replication.properties import parse_properties, property_lines
+from replication.mm2 import cycles
+from replication.mm2.config import REDACTED, load_flows
+from replication.mm2.properties import parse_properties, property_lines
 
 NO_FLOWS = "the file defines no flow, so nothing would be imported: enable one with source->target.enabled = true"
 
@@ -91,8 +91,8 @@ class _Plan:
         others = Flow.objects.values_list(
             "source__alias", "target__alias", "replication_policy_class", "replication_policy_separator"
         )
-        edges = [loops.Edge(*row) for row in others]
-        graph, pairs = loops.FlowGraph(edges), {(edge.source, edge.target) for edge in edges}
+        edges = [cycles.Edge(*row) for row in others]
+        graph, pairs = cycles.FlowGraph(edges), {(edge.source, edge.target) for edge in edges}
         for config in configs:
             if config.source.alias in known and config.target.alias in known:
                 plan._flow(config, known, graph, pairs)
@@ -147,14 +147,14 @@ class _Plan:
         return cluster
 
     def _flow(
-        self, config: FlowConfig, clusters: dict[str, Cluster], graph: loops.FlowGraph, pairs: set[tuple[str, str]]
+        self, config: FlowConfig, clusters: dict[str, Cluster], graph: cycles.FlowGraph, pairs: set[tuple[str, str]]
     ) -> None:
         try:
             flow = Flow(**self._flow_checker(clusters).run_validation(_flow_data(config)))
         except ValidationError as exc:
             self.problems += messages(_as_dict(exc.detail), lambda name: f"{config.name}.{property_of(name)}")
             return
-        edge = loops.Edge(
+        edge = cycles.Edge(
             config.source.alias, config.target.alias, flow.replication_policy_class, flow.replication_policy_separator
         )
         if (edge.source, edge.target) in pairs:

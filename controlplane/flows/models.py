@@ -78,7 +78,7 @@ class Flow(models.Model):
     on_data_loss = models.CharField(max_length=8, choices=OnDataLoss.choices, default=OnDataLoss.FAIL)
     producer_overrides = models.JSONField(default=d.no_overrides, blank=True)
     consumer_overrides = models.JSONField(default=d.no_overrides, blank=True)
-    # Replication facts for the analytics reports (replication.facts): on by default, into the control plane's
+    # Replication facts for the analytics reports (replication.facts.writer): on by default, into the control plane's
     # lake unless the flow names its own. MIRRORPLANE_FACTS_ENABLED=false turns them off for every flow.
     facts_enabled = models.BooleanField(default=True)
     facts_lake = models.CharField(max_length=1024, blank=True, default="")

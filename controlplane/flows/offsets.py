@@ -11,9 +11,9 @@ from typing import Any
 from controlplane.clusters.reads import reading
 from controlplane.flows.models import Flow
 from controlplane.flows.services import flow_config
-from replication.checkpoints import read_checkpoints
-from replication.internaltopics import TIMEOUT, InternalClients, TopicTail, flow_checkpoints_topic
-from replication.translation import OffsetTranslator
+from replication.emitters.checkpoints import read_checkpoints
+from replication.kafka.internaltopics import TIMEOUT, InternalClients, TopicTail, flow_checkpoints_topic
+from replication.offsets.translation import OffsetTranslator
 
 
 def checkpoints(flow: Flow, group: str | None = None) -> list[dict[str, Any]]:

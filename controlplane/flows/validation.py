@@ -12,8 +12,8 @@ from rest_framework.exceptions import ValidationError
 from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from controlplane.flows.services import FLOW_PROPERTY_FIELDS, flow_properties
-from replication import loops as topology
 from replication.config import PROPERTIES, ClusterConfig, ConfigError, FlowConfig, compile_patterns
+from replication.mm2 import cycles as topology
 
 # ConfigError's property name -> the field it is about: the clusters', and every flow property's.
 _FIELD_OF_PROPERTY = {"source.cluster.alias": "source", "target.cluster.alias": "target"}

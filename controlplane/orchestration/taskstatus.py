@@ -1,7 +1,7 @@
 """What a task reports and what the flow status shows of it.
 
 A running task reports at every lease renewal (``services/reports.py``, called by ``services/runner.py``), in the
-data plane's own MM2-style metric names (``replication.metrics``), in two parts sized for who reads them:
+data plane's own MM2-style metric names (``replication.metrics.registry``), in two parts sized for who reads them:
 
 - ``TaskAssignment.status`` holds a ``TaskReport``: the task's own state and its totals over its partitions, a few
   hundred bytes whatever the partition count. The controller, the dashboard, the sampler and health read only this.
@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypedDict, cast
 
-from replication.distribution import STATS_KEYS
-from replication.metrics import PartitionSnapshot, TaskSnapshot
+from replication.metrics.distribution import STATS_KEYS
+from replication.metrics.registry import PartitionSnapshot, TaskSnapshot
 
 
 class TaskTotals(TypedDict):

@@ -76,7 +76,7 @@ HEARTBEAT_GROUP = "__mirrorplane-heartbeat-facts"
 def collect_heartbeats(timeout: float = 10.0) -> int:
     """Beat: read every registered cluster's heartbeat topics into the lake (the topology and end-to-end latency
     reports need them); returns the arrivals written. Off with the facts (MIRRORPLANE_FACTS_ENABLED=false)."""
-    from replication.facts_heartbeats import HeartbeatCollector  # pyarrow loads only where heartbeats are read
+    from replication.facts.heartbeats import HeartbeatCollector  # pyarrow loads only where heartbeats are read
 
     if not settings.MIRRORPLANE_FACTS_ENABLED:
         return 0

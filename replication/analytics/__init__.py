@@ -1,7 +1,7 @@
 """Mirrorplane analytics on PySpark: latency, topology and audit reports over the replication facts lake.
 
 Pure DataFrame -> DataFrame transforms (latency, topology, audit) with thin extract/load (lake, jobs). The facts
-themselves are written by replication.facts and replication.facts_heartbeats, which never import Spark.
+themselves are written by replication.facts.writer and replication.facts.heartbeats, which never import Spark.
 """
 
 from __future__ import annotations

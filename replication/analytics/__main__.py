@@ -53,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.retention_hours is None:
             print("error: prune needs --retention-hours", file=sys.stderr)
             return 2
-        from replication.facts_lake import prune
+        from replication.facts.lake import prune
 
         removed = prune(args.lake, datetime.now(UTC) - timedelta(hours=args.retention_hours))
         print(json.dumps({"removed_partitions": removed}))

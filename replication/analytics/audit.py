@@ -1,7 +1,7 @@
 """Audit (uReplicator's Chaperone idea): per tumbling window of record time and topic-partition, count records at
 the source and at the target, and flag windows with loss together with the offsets involved.
 
-Each fact covers upstream offsets first_offset..last_offset of one source partition (replication.facts). Ordered
+Each fact covers upstream offsets first_offset..last_offset of one source partition (replication.facts.writer). Ordered
 by offset, the facts of a partition must tile the log:
 
 - missing: offsets after everything covered so far and before where the consumer next read from

@@ -31,7 +31,7 @@ def _schema(*fields: tuple[str, Any]) -> StructType:
     return StructType([StructField(name, kind) for name, kind in fields])
 
 
-# Mirrors replication.facts.FACTS_SCHEMA and replication.facts_heartbeats.HEARTBEATS_SCHEMA, plus the
+# Mirrors replication.facts.writer.FACTS_SCHEMA and replication.facts.heartbeats.HEARTBEATS_SCHEMA, plus the
 # directory partitions (date, hour and flow or cluster).
 FACTS = _schema(
     ("source", StringType()),

@@ -1,7 +1,7 @@
 """Latency: replication-latency-ms and record-age-ms percentiles, and multi-hop end-to-end latency per path.
 
-Pure DataFrame -> DataFrame transforms over facts (replication.facts) and heartbeat arrivals
-(replication.facts_heartbeats). Each fact is one sampled record, the last of its run, so percentiles are over
+Pure DataFrame -> DataFrame transforms over facts (replication.facts.writer) and heartbeat arrivals
+(replication.facts.heartbeats). Each fact is one sampled record, the last of its run, so percentiles are over
 sampled records, with the same definition as the per-batch metrics the engine exports:
 
 - replication_latency_ms = target ack time - record timestamp

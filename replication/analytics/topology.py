@@ -1,6 +1,6 @@
 """Topology: clusters as nodes, flows as edges, from heartbeat arrivals and the configured flows.
 
-An arrival's path (origin first, the cluster it was found in last, see replication.facts_heartbeats) proves every
+An arrival's path (origin first, the cluster it was found in last, see replication.facts.heartbeats) proves every
 link along it was alive at arrival time. From the paths:
 
 - hops: for each origin and destination, the fewest hops any heartbeat took (MM2's replicationHops);

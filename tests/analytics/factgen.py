@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from replication.facts import FACTS_SCHEMA, FACTS_TABLE
-from replication.facts_heartbeats import HEARTBEATS_SCHEMA, HEARTBEATS_TABLE
-from replication.facts_lake import Row, write_rows
+from replication.facts.heartbeats import HEARTBEATS_SCHEMA, HEARTBEATS_TABLE
+from replication.facts.lake import Row, write_rows
+from replication.facts.writer import FACTS_SCHEMA, FACTS_TABLE
 
 T0 = 1_800_000_000_000  # 2027-01-15T08:00:00Z, on a whole hour
 

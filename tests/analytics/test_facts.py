@@ -12,15 +12,15 @@ from typing import Any
 import pyarrow.dataset as ds
 import pytest
 
-from replication.engine import ReplicationTask
-from replication.facts import FACTS_SCHEMA, FactsWriter, attach_facts_writer, facts_sink, hop_path
-from replication.facts_heartbeats import arrival_path
-from replication.facts_lake import prune, write_rows
-from replication.metrics import MetricsRegistry
-from replication.policy import DefaultReplicationPolicy
-from replication.producing import BatchProducer
-from replication.records import Heartbeat
-from replication.runs import PartitionState, Run
+from replication.facts.heartbeats import arrival_path
+from replication.facts.lake import prune, write_rows
+from replication.facts.writer import FACTS_SCHEMA, FactsWriter, facts_sink, facts_writer, hop_path
+from replication.metrics.registry import MetricsRegistry
+from replication.mm2.policy import DefaultReplicationPolicy
+from replication.mm2.records import Heartbeat
+from replication.task.partitionstate import PartitionState, Run
+from replication.task.producing import BatchProducer
+from replication.task.replicationtask import ReplicationTask
 from tests.analytics.factgen import T0, fact
 from tests.replication.fakes import FakeClients, FakeMessage, flow
 
@@ -39,16 +39,12 @@ class ListSink:
         self.rows.extend(rows)
 
 
-def _task(**overrides: Any) -> ReplicationTask:
-    return ReplicationTask(flow(**overrides), clients=FakeClients())  # type: ignore[arg-type]
-
-
 def _acked_runs(batches: list[list[FakeMessage]], between: Any = None) -> list[tuple[Run, int]]:
     clients = FakeClients()
-    producer = BatchProducer(clients, flow(), MetricsRegistry(), 0)  # type: ignore[arg-type]
-    state = PartitionState("orders", 0, "us-west.orders", acked_next=0, stored_next=0)
     acked: list[tuple[Run, int]] = []
-    producer.on_run_acked = lambda run, downstream: acked.append((run, downstream))
+    on_run_acked = lambda run, downstream: acked.append((run, downstream))  # noqa: E731
+    producer = BatchProducer(clients, flow(), MetricsRegistry(), 0, on_run_acked)  # type: ignore[arg-type]
+    state = PartitionState("orders", 0, "us-west.orders", acked_next=0, stored_next=0)
     for batch in batches:
         producer.replicate(batch, {("orders", 0): state}, None, lambda m: None)  # type: ignore[arg-type]
         clients.producer_instance.deliver_all()
@@ -75,7 +71,7 @@ def test_a_forward_seek_starts_a_new_stretch_and_a_rewind_reads_back_from_the_ru
 
     batches = [[FakeMessage("orders", 0, 0)], [FakeMessage("orders", 0, 20)], [FakeMessage("orders", 0, 3)]]
     runs = _acked_runs(batches, engine_moves)
-    writer = FactsWriter(_task(), ListSink())  # type: ignore[arg-type]
+    writer = FactsWriter(flow(), 0, ListSink())  # type: ignore[arg-type]
     facts = [writer.fact(run, downstream, 0) for run, downstream in runs]
     assert [(f[7], f[8]) for f in facts] == [(0, 0), (20, 20), (3, 3)]  # (fetched_from, first_offset)
 
@@ -83,7 +79,7 @@ def test_a_forward_seek_starts_a_new_stretch_and_a_rewind_reads_back_from_the_ru
 def test_facts_go_to_the_sink_on_ack_at_least_once_and_on_commit_exactly_once() -> None:
     (run, downstream), *_ = _acked_runs([[FakeMessage("orders", 0, o) for o in range(3)]])
     sink = ListSink()
-    writer = FactsWriter(_task(), sink)  # type: ignore[arg-type]
+    writer = FactsWriter(flow(), 0, sink)  # type: ignore[arg-type]
     writer.run_acked(run, downstream)
     assert len(sink.rows) == 1
     row = dict(zip(FACTS_SCHEMA.names, sink.rows[0], strict=True))
@@ -112,7 +108,7 @@ def test_facts_go_to_the_sink_on_ack_at_least_once_and_on_commit_exactly_once() 
         "count": 3,
     }
     eos_sink = ListSink()
-    eos = FactsWriter(_task(exactly_once=True), eos_sink)  # type: ignore[arg-type]
+    eos = FactsWriter(flow(exactly_once=True), 0, eos_sink)  # type: ignore[arg-type]
     eos.run_acked(run, downstream)
     eos.aborted()
     eos.committed()
@@ -166,10 +162,11 @@ def test_prune_removes_hour_partitions_older_than_the_cutoff(tmp_path: Path) -> 
     assert list(Path(lake, "facts").iterdir()) == []
 
 
-def test_attaching_registers_the_flow_and_listens(tmp_path: Path) -> None:
-    task = _task(emit_heartbeats_interval_seconds=2.0)
-    writer = attach_facts_writer(task, str(tmp_path))
+def test_a_writer_registers_the_flow_and_a_task_takes_it_as_a_listener(tmp_path: Path) -> None:
+    config = flow(emit_heartbeats_interval_seconds=2.0)
+    writer = facts_writer(config, 0, str(tmp_path))
     writer.close()
+    task = ReplicationTask(config, clients=FakeClients(), listeners=[writer])  # type: ignore[arg-type]
     assert task.listeners == [writer]
     registered = json.loads(Path(tmp_path, "flows", "us-west__us-east.json").read_text())
     assert registered == {
@@ -203,7 +200,8 @@ def test_heartbeat_paths_work_wherever_the_flow_emitted_them() -> None:
 
 def test_the_engine_side_never_loads_spark() -> None:
     script = (
-        "import sys, replication.engine, replication.facts, replication.facts_heartbeats, replication.facts_lake\n"
+        "import sys, replication.task.replicationtask, replication.facts.writer\n"
+        "import replication.facts.heartbeats, replication.facts.lake\n"
         "assert not [m for m in sys.modules if m.startswith('pyspark')], 'pyspark imported'\n"
     )
     result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, check=False)

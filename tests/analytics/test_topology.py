@@ -10,7 +10,7 @@ from pyspark.sql import SparkSession
 
 from replication.analytics.jobs import run_job
 from replication.analytics.topology import simple_cycles
-from replication.facts_lake import register_flow
+from replication.facts.lake import register_flow
 from tests.analytics.factgen import T0, arrival, write_arrivals
 from tests.analytics.frames import assert_frame_equal, plain
 

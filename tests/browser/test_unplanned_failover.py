@@ -19,7 +19,7 @@ from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from controlplane.flows.services import cluster_config
 from controlplane.monitoring.services import readers
-from replication.localkafka import LocalKafka
+from localkafka import LocalKafka
 from tests.browser.conftest import log_in, make_user, shoot
 from tests.browser.traffic import Traffic
 from tests.browser.wizard import (
@@ -57,7 +57,7 @@ def dr_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKafka]:
     cli = [
         sys.executable,
         "-m",
-        "replication.localkafka",
+        "localkafka",
         "--state-dir",
         str(state),
         "--port-base",

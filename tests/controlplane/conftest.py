@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
-from replication.localkafka.traffic import TrafficControl
+from localkafka.traffic import TrafficControl
 from tests.controlplane.api.base import ROLES, client_for, make_user
 
 

@@ -134,7 +134,7 @@ def test_demo_superuser_is_created_then_given_the_new_password() -> None:
 
 def test_no_traffic_starts_no_generator_and_the_generator_gets_its_switch(settings: Any) -> None:
     from controlplane.demo.management.commands.demo import _child_commands
-    from replication.localkafka.traffic import demo_control_dir
+    from localkafka.traffic import demo_control_dir
 
     bootstraps = {"us-west": "127.0.0.1:19092"}
     assert "traffic" not in _child_commands(8000, bootstraps, traffic=False)

@@ -28,7 +28,7 @@ from controlplane.clusters.models import Cluster
 from controlplane.flows import mirror, offsets
 from controlplane.flows.models import Flow
 from controlplane.wsgi import application
-from replication.mirrorclient import MirrorClient
+from replication.mm2.mirrorclient import MirrorClient
 from tests.support.fuzz import often_an_existing_id, often_existing_aliases
 
 ADMIN_TOKEN = "0123456789abcdef0123456789abcdef01234567"

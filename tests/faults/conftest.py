@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from replication.localkafka import LocalKafka
+from localkafka import LocalKafka
 from tests.conftest import fresh_local_kafka
 from tests.support.kafka import admin, create_topic, unique_topic, wait_until
 

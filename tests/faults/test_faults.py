@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from confluent_kafka import Producer
 
+from localkafka import LocalKafka
 from replication.config import ClusterConfig, FlowConfig
-from replication.engine import ReplicationTask
 from replication.errors import ReplicationError
-from replication.localkafka import LocalKafka
-from replication.metrics import MetricsRegistry
+from replication.metrics.registry import MetricsRegistry
+from replication.task.replicationtask import ReplicationTask
 from tests.support.kafka import admin, consume_to_end, create_topic, end_offsets, unique_topic, wait_until
 from tests.support.replication import produce_known, record_value
 

@@ -15,11 +15,11 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from replication.analytics.jobs import run_job
-from replication.engine import ReplicationTask
-from replication.facts import attach_facts_writer
-from replication.facts_heartbeats import HeartbeatCollector
-from replication.policy import HEARTBEATS_TOPIC
-from replication.records import Heartbeat
+from replication.facts.heartbeats import HeartbeatCollector
+from replication.facts.writer import facts_writer
+from replication.mm2.policy import HEARTBEATS_TOPIC
+from replication.mm2.records import Heartbeat
+from replication.task.replicationtask import ReplicationTask
 from tests.analytics.conftest import spark  # noqa: F401  (the one shared SparkSession)
 from tests.support.kafka import admin, create_topic, end_offsets, topic_partitions, unique_topic, wait_until
 from tests.support.replication import drive, make_flow, new_task, produce_known
@@ -71,10 +71,11 @@ def test_a_chain_replicated_by_the_engine_gives_its_hops_latency_and_a_complete_
     create_topic(clusters[a], topic, partitions=4)
     produce_known(clusters[a], topic, partitions=4, count=RECORDS, timestamp_step_ms=0)  # no future timestamps
     _emit_heartbeats(clusters[a], a, b)
-    # Both ways of turning facts on: the facts.lake property (the engine attaches and closes the writer) ...
+    # Both ways of turning facts on: the facts.lake property (the task makes and closes the writer) ...
     ab = new_task(make_flow(clusters, a, b, f"{topic}|{HEARTBEATS_TOPIC}", facts_lake=lake))
-    bc = new_task(make_flow(clusters, b, c, rf"{a}\.({topic}|{HEARTBEATS_TOPIC})"))
-    writers = [attach_facts_writer(bc, lake, interval=0.5)]  # ... and attaching a writer to a task
+    bc_flow = make_flow(clusters, b, c, rf"{a}\.({topic}|{HEARTBEATS_TOPIC})")
+    writers = [facts_writer(bc_flow, 0, lake, interval=0.5)]  # ... and passing a writer to a task as a listener
+    bc = new_task(bc_flow, listeners=writers)
     try:
         drive(
             [ab, bc],

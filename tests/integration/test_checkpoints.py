@@ -16,12 +16,12 @@ from contextlib import contextmanager
 import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions, Producer, TopicPartition
 
-from replication.checkpoints import CheckpointEmitter, read_checkpoints
 from replication.config import FlowConfig
-from replication.engine import ReplicationTask
-from replication.internaltopics import InternalClients, TopicTail
-from replication.metrics import MetricsRegistry
-from replication.periodic import CheckpointSchedule, run_periodically
+from replication.emitters.checkpoints import CheckpointEmitter, read_checkpoints
+from replication.emitters.periodic import CheckpointSchedule, run_periodically
+from replication.kafka.internaltopics import InternalClients, TopicTail
+from replication.metrics.registry import MetricsRegistry
+from replication.task.replicationtask import ReplicationTask
 from tests.support.kafka import admin, create_topic, end_offsets, unique_topic, wait_until
 from tests.support.replication import make_flow, produce_known
 from tests.support.translation import place_groups, replicate

@@ -11,7 +11,7 @@ import time
 
 from confluent_kafka import Consumer
 
-from replication.clientlog import LIBRDKAFKA_LOG, LINES_PER_SECOND
+from replication.kafka.clientlog import LIBRDKAFKA_LOG, LINES_PER_SECOND
 
 CLIENTS = 20
 PERIOD_SECONDS = 10.0

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from replication.localkafka.traffic import TrafficControl
+from localkafka.traffic import TrafficControl
 from tests.support.kafka import create_topic, end_offsets, unique_topic, wait_until
 
 QUIET_SECONDS = 2.0  # several times the generator's check interval and its producer's linger
@@ -33,7 +33,7 @@ def test_pausing_the_generator_stops_its_records_and_resuming_restarts_them(
     argv = [
         sys.executable,
         "-m",
-        "replication.localkafka.traffic",
+        "localkafka.traffic",
         "--bootstrap",
         bootstrap,
         "--topic",

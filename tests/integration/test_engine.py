@@ -18,7 +18,7 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from replication.dataloss import DataLossError
+from replication.task.dataloss import DataLossError
 from tests.support.kafka import (
     admin,
     consume_all,

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from replication.clients import position_reader_config
 from replication.errors import ReplicationError
-from replication.positions import load, positions_topic
+from replication.kafka.clients import position_reader_config
+from replication.task.positions import load, positions_topic
 from tests.support.kafka import consume_to_end, create_topic, end_offsets, unique_topic, wait_until
 from tests.support.replication import (
     drive,
@@ -96,7 +96,7 @@ def test_sigkill_five_times_loses_nothing_and_duplicates_nothing(
         expected = [record_value(p, seq) for seq in range(count // PARTITIONS)]
         got = by_partition[p]
         assert set(got) == set(expected), f"partition {p}: {len(set(expected) - set(got))} lost (seed {seed})"
-        # At least once too: a restart skips what the target already holds (replication.resume).
+        # At least once too: a restart skips what the target already holds (replication.task.resume).
         assert got == expected, f"partition {p}: {len(got) - len(set(got))} duplicates or disorder (seed {seed})"
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import Consumer, ConsumerGroupState, ConsumerGroupTopicPartitions, TopicPartition
 
-from replication.checkpoints import CheckpointEmitter
-from replication.groupsync import GroupOffsetSync
+from replication.emitters.checkpoints import CheckpointEmitter
+from replication.emitters.groupsync import GroupOffsetSync
 from tests.support.kafka import admin, create_topic, end_offsets, unique_topic, wait_until
 from tests.support.replication import make_flow, produce_known
 from tests.support.translation import committed, place_groups, replicate

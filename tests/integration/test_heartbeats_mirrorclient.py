@@ -11,10 +11,10 @@ import uuid
 import pytest
 
 from replication.config import ClusterConfig
-from replication.heartbeats import HeartbeatEmitter
-from replication.mirrorclient import MirrorClient
-from replication.policy import DefaultReplicationPolicy
-from replication.records import Heartbeat
+from replication.emitters.heartbeats import HeartbeatEmitter
+from replication.mm2.mirrorclient import MirrorClient
+from replication.mm2.policy import DefaultReplicationPolicy
+from replication.mm2.records import Heartbeat
 from tests.support.kafka import topic_partitions
 from tests.support.replication import drive, drive_for, make_flow, new_task
 from tests.support.translation import read_partition

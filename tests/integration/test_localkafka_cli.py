@@ -1,4 +1,4 @@
-"""`python -m replication.localkafka up` / `status` / `down` leaves nothing behind."""
+"""`python -m localkafka up` / `status` / `down` leaves nothing behind."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from replication.localkafka.cluster import port_open
+from localkafka.cluster import port_open
 from tests.support.kafka import admin
 
 pytestmark = pytest.mark.kafka
@@ -19,7 +19,7 @@ def _cli(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
     cmd = [
         sys.executable,
         "-m",
-        "replication.localkafka",
+        "localkafka",
         "--state-dir",
         str(state),
         "--port-base",

@@ -17,11 +17,11 @@ from collections.abc import Callable
 import pytest
 from confluent_kafka import KafkaError, Producer
 
-from replication.checkpoints import CheckpointEmitter
 from replication.config import FlowConfig
-from replication.mirrorclient import MirrorClient
-from replication.offsetsyncstore import OffsetSyncReader
-from replication.translation import SYNC, OffsetTranslator
+from replication.emitters.checkpoints import CheckpointEmitter
+from replication.mm2.mirrorclient import MirrorClient
+from replication.offsets.syncstore import OffsetSyncReader
+from replication.offsets.translation import SYNC, OffsetTranslator
 from tests.support.kafka import create_topic, end_offsets, unique_topic
 from tests.support.replication import make_flow, produce_known
 from tests.support.translation import (
@@ -266,7 +266,7 @@ def test_after_a_restart_that_replicates_again_groups_resume_at_the_newest_copy(
 ) -> None:
     from confluent_kafka import Producer
 
-    from replication import positions as position_store
+    from replication.task import positions as position_store
 
     topic = unique_topic("again")
     src, dst = kafka_clusters["us-west"], kafka_clusters["us-east"]
@@ -295,7 +295,7 @@ def test_after_a_restart_that_replicates_again_groups_resume_at_the_newest_copy(
 
 
 def _position(next_offset: int, hw: int) -> object:
-    from replication.positions import Position
+    from replication.task.positions import Position
 
     return Position(next_offset, hw)
 

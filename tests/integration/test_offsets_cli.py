@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from localkafka.dist import ensure_kafka_home, find_java
+from localkafka.manager import default_cache_dir
 from replication.__main__ import main
-from replication.localkafka.dist import ensure_kafka_home, find_java
-from replication.localkafka.manager import default_cache_dir
 from tests.support.kafka import create_topic, end_offsets, unique_topic
 from tests.support.replication import make_flow, produce_known
 from tests.support.translation import committed, place_groups, replicate

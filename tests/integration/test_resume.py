@@ -8,11 +8,11 @@ from collections import Counter
 import pytest
 from confluent_kafka import Producer
 
-from replication.clients import position_reader_config
 from replication.config import FlowConfig
-from replication.engine import ReplicationTask
-from replication.metrics import MetricsRegistry
-from replication.positions import Position, load, positions_topic
+from replication.kafka.clients import position_reader_config
+from replication.metrics.registry import MetricsRegistry
+from replication.task.positions import Position, load, positions_topic
+from replication.task.replicationtask import ReplicationTask
 from tests.integration.test_offset_translation import check_every_position
 from tests.support.kafka import consume_to_end, create_topic, end_offsets, unique_topic
 from tests.support.replication import drive, make_flow, new_task, produce_known
@@ -31,7 +31,7 @@ def _crashed_task(flow: FlowConfig, topic: str, src: str, dst: str) -> None:
     produce_known(src, topic, 2, 600, start=400)
     remote = f"us-west.{topic}"
     drive([task], lambda: sum(end_offsets(dst, remote, range(2)).values()) >= 1000, what="1000 at the target")
-    task.producer.producer.flush(30)
+    task.producer.client.flush(30)
     task.consumer.close()
 
 
@@ -95,7 +95,7 @@ def test_another_producers_record_past_the_stored_position_is_reported_and_nothi
     assert other.flush(30) == 0
     produce_known(src, topic, 2, 600, start=400)
     drive([task], lambda: sum(end_offsets(dst, remote, range(2)).values()) >= 1001, what="1001 at the target")
-    task.producer.producer.flush(30)
+    task.producer.client.flush(30)
     task.consumer.close()
 
     metrics = MetricsRegistry()

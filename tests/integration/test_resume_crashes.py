@@ -19,8 +19,8 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
-from replication.clients import position_reader_config
-from replication.positions import load, positions_topic
+from replication.kafka.clients import position_reader_config
+from replication.task.positions import load, positions_topic
 from tests.support.handlers import dropped_by_value
 from tests.support.kafka import admin, consume_to_end, create_topic, end_offsets, unique_topic, wait_until
 from tests.support.replication import make_flow, produce_known, record_value, start_replicator

@@ -8,9 +8,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from replication.config import ClusterConfig
-from replication.offsetsyncs import EPOCH_HEADER, EPOCH_START
-from replication.offsetsyncstore import OffsetSyncStore
-from replication.records import OffsetSync
+from replication.mm2.records import OffsetSync
+from replication.offsets.syncs import EPOCH_HEADER, EPOCH_START
+from replication.offsets.syncstore import OffsetSyncStore
 
 
 @dataclass

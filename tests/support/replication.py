@@ -12,8 +12,8 @@ from typing import Any
 from confluent_kafka import Producer
 
 from replication.config import ClusterConfig, FlowConfig
-from replication.engine import ReplicationTask
-from replication.metrics import MetricsRegistry
+from replication.metrics.registry import MetricsRegistry
+from replication.task.replicationtask import ReplicationTask
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -11,7 +11,7 @@ from typing import Any
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, Producer, TopicPartition
 
 from replication.config import FlowConfig
-from replication.engine import ReplicationTask
+from replication.task.replicationtask import ReplicationTask
 from tests.support.kafka import admin
 from tests.support.replication import drive, new_task
 

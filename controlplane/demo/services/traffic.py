@@ -1,6 +1,6 @@
 """The demo's traffic generator, seen and switched from the control plane (``manage.py demo`` runs it).
 
-The generator and the web process share only two files under the state dir (replication.localkafka.traffic's
+The generator and the web process share only two files under the state dir (localkafka.traffic's
 TrafficControl): the switch the API writes and the status the generator publishes. Nothing here waits for Kafka.
 """
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from django.conf import settings
 
-from replication.localkafka.traffic import TrafficControl, demo_control_dir
+from localkafka.traffic import TrafficControl, demo_control_dir
 
 
 class NotRunning(Exception):

@@ -9,7 +9,7 @@ from rest_framework import serializers
 
 from controlplane.failover.choices import Check, Step
 from controlplane.failover.services.translate import CHECKPOINT, INVERSE, NONE
-from replication.translation import SYNC, TIMESTAMP
+from replication.offsets.translation import SYNC, TIMESTAMP
 
 METHODS = [
     (SYNC, "exact, from an offset sync"),

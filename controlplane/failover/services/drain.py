@@ -18,7 +18,7 @@ from controlplane.flows.services import flow_config
 from controlplane.monitoring.services.health import totals
 from controlplane.orchestration.services.status import flow_status, reported_partitions
 from controlplane.orchestration.taskstatus import FlowStatus
-from replication.policy import ReplicationPolicy, is_heartbeats_topic, is_internal_topic
+from replication.mm2.policy import ReplicationPolicy, is_heartbeats_topic, is_internal_topic
 
 TREND_SAMPLES = 30
 RATE_WINDOW_SECONDS = 60.0

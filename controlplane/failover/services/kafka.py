@@ -21,9 +21,9 @@ from confluent_kafka.admin import (
 from controlplane.clusters.models import Cluster
 from controlplane.clusters.services import client_settings, connectivity_check
 from controlplane.flows.services import cluster_config
-from replication.clientlog import LIBRDKAFKA_LOG as _librdkafka_log  # rate-limited
-from replication.groupoffsets import ConsumerGroups, Partition
-from replication.internaltopics import InternalClients
+from replication.kafka.clientlog import LIBRDKAFKA_LOG as _librdkafka_log  # rate-limited
+from replication.kafka.internaltopics import InternalClients
+from replication.offsets.groupoffsets import ConsumerGroups, Partition
 
 log = logging.getLogger(__name__)
 TIMEOUT = 10.0

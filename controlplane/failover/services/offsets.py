@@ -28,9 +28,9 @@ from controlplane.failover.services import context, kafka, translate
 from controlplane.failover.services.preflight import rpo_estimate
 from controlplane.flows.services import cluster_config
 from controlplane.monitoring.services import readers
-from replication.checkpoints import CheckpointEmitter
 from replication.config import FlowConfig
-from replication.groupoffsets import ConsumerGroups
+from replication.emitters.checkpoints import CheckpointEmitter
+from replication.offsets.groupoffsets import ConsumerGroups
 
 Wanted = dict[str, dict[tuple[str, int], int]]  # group -> (target topic, partition) -> offset
 

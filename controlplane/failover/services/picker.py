@@ -1,7 +1,7 @@
 """The plan step's group picker: the source cluster's consumer groups that committed offsets in topics a flow
 replicates, with their state, their lag on those topics and how fresh the flow's checkpoints of them are.
 
-The selection is the checkpoint emitter's own (``replication.checkpoints.group_offsets`` with the flow's
+The selection is the checkpoint emitter's own (``replication.emitters.checkpoints.group_offsets`` with the flow's
 TopicFilter), so a group listed here is one whose offsets the flow can translate. A group the flow's groups filter
 leaves out is listed too, flagged, because the pre-flight would refuse it and the operator should see why.
 
@@ -35,8 +35,8 @@ from controlplane.clusters.reads import reading
 from controlplane.flows.models import Flow
 from controlplane.flows.services import flow_config
 from controlplane.monitoring.models import FlowObservation
-from replication.checkpoints import GroupOffset, group_offsets
-from replication.filters import GroupFilter, TopicFilter
+from replication.emitters.checkpoints import GroupOffset, group_offsets
+from replication.mm2.filters import GroupFilter, TopicFilter
 
 MAX_SCANNED = 200
 T = TypeVar("T")

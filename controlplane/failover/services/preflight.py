@@ -27,7 +27,7 @@ from controlplane.monitoring.models import FlowSample
 from controlplane.monitoring.services import readers
 from controlplane.monitoring.services.health import health, totals
 from controlplane.orchestration.services.status import flow_status
-from replication.filters import GroupFilter
+from replication.mm2.filters import GroupFilter
 
 HEARTBEAT_MAX_AGE_SECONDS = 30.0
 

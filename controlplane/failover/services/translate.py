@@ -17,10 +17,10 @@ from typing import Any
 
 from controlplane.failover.results import PartitionPlan
 from replication.config import FlowConfig
-from replication.filters import TopicFilter
-from replication.offsetsyncstore import OffsetSyncReader
-from replication.records import Checkpoint
-from replication.translation import SYNC, OffsetTranslator, upstream_position
+from replication.mm2.filters import TopicFilter
+from replication.mm2.records import Checkpoint
+from replication.offsets.syncstore import OffsetSyncReader
+from replication.offsets.translation import SYNC, OffsetTranslator, upstream_position
 
 Partition = tuple[str, int]
 INVERSE = "sync-inverse"

@@ -22,10 +22,10 @@ from controlplane.monitoring.services.health import replicating
 from controlplane.orchestration.models import PartitionReport
 from controlplane.orchestration.services.status import flow_status
 from controlplane.orchestration.taskstatus import expand
-from replication.checkpoints import group_offsets
-from replication.filters import TopicFilter
-from replication.policy import is_heartbeats_topic, is_internal_topic
-from replication.records import Checkpoint
+from replication.emitters.checkpoints import group_offsets
+from replication.mm2.filters import TopicFilter
+from replication.mm2.policy import is_heartbeats_topic, is_internal_topic
+from replication.mm2.records import Checkpoint
 
 log = logging.getLogger(__name__)
 

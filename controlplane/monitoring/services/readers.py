@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
-from replication import mirrorclient
-from replication.checkpoints import read_checkpoints
 from replication.config import ClusterConfig
-from replication.internaltopics import InternalClients, TopicTail
-from replication.mirrorclient import MirrorClient
-from replication.policy import checkpoints_topic
-from replication.records import Checkpoint, Heartbeat, RecordFormatError
+from replication.emitters.checkpoints import read_checkpoints
+from replication.kafka.internaltopics import InternalClients, TopicTail
+from replication.mm2 import mirrorclient
+from replication.mm2.mirrorclient import MirrorClient
+from replication.mm2.policy import checkpoints_topic
+from replication.mm2.records import Checkpoint, Heartbeat, RecordFormatError
 
 READ_TIMEOUT = 10.0
 

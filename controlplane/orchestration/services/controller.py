@@ -17,8 +17,8 @@ from controlplane.orchestration.choices import TaskFailure, TaskState
 from controlplane.orchestration.models import FlowPlan, TaskAssignment
 from controlplane.orchestration.planning import is_balanced, plan_assignment, runs
 from controlplane.orchestration.services import capacity, leases
-from replication.clients import ClientFactory
-from replication.topics import TopicSync
+from replication.kafka.clients import ClientFactory
+from replication.kafka.topicsync import TopicSync
 
 log = logging.getLogger("controlplane.orchestration.controller")
 

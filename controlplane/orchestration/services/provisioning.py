@@ -16,8 +16,8 @@ from controlplane.flows.models import Flow
 from controlplane.flows.services import flow_config
 from controlplane.orchestration.models import FlowPlan
 from controlplane.orchestration.services import controller
-from replication.clients import ClientFactory
-from replication.provisioning import provision_flow
+from replication.kafka.clients import ClientFactory
+from replication.kafka.provisioning import provision_flow
 
 log = logging.getLogger("controlplane.orchestration.provisioning")
 

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from controlplane.orchestration.models import PartitionReport
 from controlplane.orchestration.taskstatus import TaskReport, compact, totals_of
-from replication.metrics import FlowSnapshot
+from replication.metrics.registry import FlowSnapshot
 
 BATCH = 500  # rows per INSERT ... ON CONFLICT statement
 

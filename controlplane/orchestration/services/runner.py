@@ -14,11 +14,11 @@ from controlplane.orchestration.choices import TaskFailure, TaskState
 from controlplane.orchestration.models import TaskAssignment, Worker
 from controlplane.orchestration.services import capacity, leases
 from controlplane.orchestration.services.reports import Reporter
-from replication.dataloss import DataLossError
-from replication.engine import ReplicationTask
-from replication.metrics import MetricsRegistry
-from replication.periodic import SideEmitters
-from replication.tuning import tune_gc
+from replication.emitters.periodic import SideEmitters
+from replication.metrics.registry import MetricsRegistry
+from replication.task.dataloss import DataLossError
+from replication.task.replicationtask import ReplicationTask
+from replication.task.tuning import tune_gc
 
 log = logging.getLogger("controlplane.orchestration.runner")
 

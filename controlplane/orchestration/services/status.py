@@ -25,8 +25,8 @@ from controlplane.orchestration.taskstatus import (
     expand,
     reported,
 )
-from replication.metrics import FlowSnapshot
-from replication.prometheus import render_prometheus
+from replication.metrics.prometheus import render_prometheus
+from replication.metrics.registry import FlowSnapshot
 
 ORDERS = {"partition": ("topic", "partition"), "-lag": (F("lag").desc(nulls_last=True), "topic", "partition")}
 

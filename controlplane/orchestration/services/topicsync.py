@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from controlplane.flows.models import Flow
 from controlplane.flows.services import flow_config
-from replication.clients import ClientFactory
-from replication.topics import TopicSync
+from replication.kafka.clients import ClientFactory
+from replication.kafka.topicsync import TopicSync
 
 
 def sync_topic_configs_and_acls(flow: Flow) -> dict[str, int]:

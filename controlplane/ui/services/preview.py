@@ -14,9 +14,9 @@ from controlplane.clusters.services import client_settings
 from controlplane.flows import validation
 from controlplane.flows.models import Flow
 from replication.config import ClusterConfig, FlowConfig
-from replication.filters import TopicFilter, nothing_matched
-from replication.loops import Edge, FlowGraph, describe
-from replication.policy import is_cycle, is_heartbeats_topic, is_internal_topic
+from replication.mm2.cycles import Edge, FlowGraph, describe
+from replication.mm2.filters import TopicFilter, nothing_matched
+from replication.mm2.policy import is_cycle, is_heartbeats_topic, is_internal_topic
 
 LIST_TIMEOUT = 5.0
 MAX_TOPICS = 500

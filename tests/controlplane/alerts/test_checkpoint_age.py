@@ -20,7 +20,7 @@ from controlplane.alerts.services.webhooks import alert_item
 from controlplane.flows.models import Flow
 from controlplane.monitoring.models import FlowObservation
 from controlplane.monitoring.services.observe import observe_flow
-from replication.records import Checkpoint
+from replication.mm2.records import Checkpoint
 
 pytestmark = pytest.mark.django_db
 Api = Callable[[str | None], APIClient]

@@ -15,7 +15,7 @@ from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from controlplane.monitoring.services.graph import oldest_checkpoint
 from controlplane.monitoring.services.observe import observe_flow
-from replication.records import Checkpoint
+from replication.mm2.records import Checkpoint
 from tests.support.failover import committed, consume_and_commit
 from tests.support.kafka import create_topic, unique_topic
 from tests.support.replication import produce_known

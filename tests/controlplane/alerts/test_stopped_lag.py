@@ -10,7 +10,7 @@ from controlplane.flows.models import Flow
 from controlplane.monitoring.services.observe import stopped_lag
 from controlplane.orchestration.models import TaskAssignment
 from controlplane.orchestration.services.reports import Reporter
-from replication.metrics import MetricsRegistry
+from replication.metrics.registry import MetricsRegistry
 from tests.support.kafka import create_topic, unique_topic
 from tests.support.replication import produce_known
 

@@ -11,7 +11,7 @@ from controlplane.failover.models import Failover
 from controlplane.failover.results import ApplyResult, CheckpointResult, PartitionPlan, StepEntry
 from controlplane.failover.services import kafka, offsets
 from controlplane.failover.services.machine import next_step
-from replication.groupoffsets import ConsumerGroups
+from replication.offsets.groupoffsets import ConsumerGroups
 from tests.replication.fakes import FakeGroupAdmin
 
 

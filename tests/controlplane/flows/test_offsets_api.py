@@ -14,8 +14,8 @@ from controlplane.clusters.models import Cluster
 from controlplane.flows import offsets
 from controlplane.flows.models import Flow
 from controlplane.flows.services import flow_config
-from replication.checkpoints import CheckpointEmitter
-from replication.internaltopics import TopicTail
+from replication.emitters.checkpoints import CheckpointEmitter
+from replication.kafka.internaltopics import TopicTail
 from tests.support.kafka import create_topic, end_offsets, unique_topic
 from tests.support.replication import produce_known
 from tests.support.translation import place_groups, replicate

@@ -8,7 +8,7 @@ from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from controlplane.orchestration.models import TaskAssignment, Worker
 from controlplane.orchestration.services.reports import Reporter
-from replication.metrics import MetricsRegistry
+from replication.metrics.registry import MetricsRegistry
 
 
 def cluster(alias: str, bootstrap: str) -> Cluster:

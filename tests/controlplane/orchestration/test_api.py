@@ -9,7 +9,7 @@ from django.contrib.auth.models import Group, User
 from rest_framework.test import APIClient
 
 from controlplane.orchestration.models import TaskAssignment
-from replication.metrics import MetricsRegistry
+from replication.metrics.registry import MetricsRegistry
 from tests.controlplane.orchestration.factories import flow, store_report
 
 pytestmark = pytest.mark.django_db

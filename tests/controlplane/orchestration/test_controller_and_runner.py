@@ -137,7 +137,7 @@ def test_task_0_runs_with_no_partitions_and_emits_the_flows_heartbeats(
     heartbeats that create the source's `heartbeats` topic, which the flow then replicates (as in MM2)."""
     from controlplane.monitoring.services.health import health
     from controlplane.orchestration.services.status import flow_status
-    from replication.records import Heartbeat
+    from replication.mm2.records import Heartbeat
 
     settings.MIRRORPLANE_LEASE_SECONDS = 3
     alias = unique_topic("hbsrc")  # a new alias: its heartbeats are new whatever `heartbeats` already holds

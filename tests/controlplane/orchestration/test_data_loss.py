@@ -18,7 +18,7 @@ from controlplane.orchestration.choices import TaskFailure, TaskState
 from controlplane.orchestration.models import TaskAssignment
 from controlplane.orchestration.services import controller, runner
 from controlplane.orchestration.services.status import flow_status
-from replication.dataloss import DataLossError
+from replication.task.dataloss import DataLossError
 from tests.controlplane.orchestration.factories import flow, live_worker
 
 pytestmark = pytest.mark.django_db

@@ -16,7 +16,7 @@ from controlplane.orchestration.models import PartitionReport, TaskAssignment
 from controlplane.orchestration.services import leases
 from controlplane.orchestration.services.reports import Reporter
 from controlplane.orchestration.taskstatus import FlowStatus, TaskReport, TaskTotals, compact, expand
-from replication.metrics import MetricsRegistry, PartitionSnapshot, TaskSnapshot
+from replication.metrics.registry import MetricsRegistry, PartitionSnapshot, TaskSnapshot
 from tests.controlplane.orchestration.factories import flow, live_worker, store_report
 from tests.support.documented import assert_describes, assert_documented
 

@@ -14,7 +14,7 @@ from confluent_kafka import KafkaException, Producer
 
 from controlplane.clusters.models import Cluster
 from controlplane.reports import services
-from replication.records import Heartbeat
+from replication.mm2.records import Heartbeat
 from tests.support.kafka import create_topic
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from controlplane.audit.models import AuditRecord
 from controlplane.demo.services import traffic as demo_traffic
-from replication.localkafka.traffic import TrafficControl, demo_control_dir
+from localkafka.traffic import TrafficControl, demo_control_dir
 
 Api = Callable[[str | None], APIClient]
 URL = "/api/v1/demo/traffic/"

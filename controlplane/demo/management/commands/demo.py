@@ -19,7 +19,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from controlplane.demo.processes import ProcessGroup
-from replication.localkafka.traffic import TrafficControl, demo_control_dir
+from localkafka.traffic import TrafficControl, demo_control_dir
 
 DEMO_CLUSTERS = ["us-west", "us-east", "backup"]
 ADMIN_USERNAME = "admin"
@@ -105,7 +105,7 @@ class Command(BaseCommand):
 
     def _start_kafka(self, stack: ExitStack, broker_port_base: int, zk_port_base: int) -> None:
         try:
-            from replication.localkafka import LocalKafka
+            from localkafka import LocalKafka
         except ImportError as exc:
             raise CommandError(f"local Kafka is not available ({exc}); run with --no-kafka") from exc
         kafka = LocalKafka(settings.STATE_DIR / "demo-kafka", broker_port_base, zk_port_base)
@@ -140,7 +140,7 @@ def _child_commands(port: int, bootstraps: dict[str, str], *, traffic: bool = Tr
         "beat": [*celery, "beat", "-l", "info", "--schedule", schedule],
     }
     if traffic and "us-west" in bootstraps:
-        generator = [sys.executable, "-m", "replication.localkafka.traffic", "--bootstrap", bootstraps["us-west"]]
+        generator = [sys.executable, "-m", "localkafka.traffic", "--bootstrap", bootstraps["us-west"]]
         control = ["--control", str(demo_control_dir(settings.STATE_DIR))]
         commands["traffic"] = [*generator, "--topic", "orders", "--topic", "payments", "--rate", "20", *control]
     return commands

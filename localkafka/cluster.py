@@ -1,0 +1,221 @@
+"""One local Kafka cluster: a ZooKeeper and a single broker, each a JVM started and stopped by PID."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka.admin import AdminClient
+
+from localkafka.dist import LocalKafkaError
+
+_quiet = logging.getLogger("localkafka.probe")
+_quiet.addHandler(logging.NullHandler())
+_quiet.propagate = False
+
+BROKER_SETTINGS = {
+    # Single-broker clusters for tests and demos: internal topics at replication factor 1.
+    "num.partitions": "1",
+    "default.replication.factor": "1",
+    "offsets.topic.replication.factor": "1",
+    "offsets.topic.num.partitions": "8",
+    "transaction.state.log.replication.factor": "1",
+    "transaction.state.log.min.isr": "1",
+    "transaction.state.log.num.partitions": "8",
+    "auto.create.topics.enable": "false",
+    "delete.topic.enable": "true",
+    "group.initial.rebalance.delay.ms": "0",
+    # ACLs are stored and synced, but nothing is denied when no ACL matches.
+    "authorizer.class.name": "kafka.security.auth.SimpleAclAuthorizer",
+    "allow.everyone.if.no.acl.found": "true",
+    "super.users": "User:ANONYMOUS",
+    "log.cleaner.backoff.ms": "1000",
+    "zookeeper.connection.timeout.ms": "30000",
+    "num.network.threads": "2",
+    "num.io.threads": "4",
+}
+
+JVM_OPTS = ["-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-Djava.awt.headless=true"]
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """Where one local cluster lives: its alias, ports and data directory."""
+
+    alias: str
+    broker_port: int
+    zk_port: int
+    data_dir: Path
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.broker_port}"
+
+
+def port_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def pid_alive(pid: int | None) -> bool:
+    """True if pid exists and is not a zombie (right after fork its cmdline is still the parent's)."""
+    if not pid:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def pid_owned(pid: int | None, marker: Path) -> bool:
+    """True if pid is alive and is the JVM we started for this data dir (guards against PID reuse)."""
+    if not pid:
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return False
+    return str(marker) in cmdline
+
+
+class LocalCluster:
+    """Starts, probes and stops the two JVMs of one local cluster."""
+
+    def __init__(self, spec: ClusterSpec, kafka_home: Path, java: str) -> None:
+        self.spec = spec
+        self.kafka_home = kafka_home
+        self.java = java
+
+    # -- configuration -------------------------------------------------------------------------------
+    def write_configs(self) -> None:
+        data = self.spec.data_dir
+        for sub in ("zookeeper", "kafka-logs", "logs"):
+            (data / sub).mkdir(parents=True, exist_ok=True)
+        zk = {
+            "dataDir": str(data / "zookeeper"),
+            "clientPort": str(self.spec.zk_port),
+            "clientPortAddress": "127.0.0.1",
+            "maxClientCnxns": "0",
+            "admin.enableServer": "false",
+            "4lw.commands.whitelist": "*",
+        }
+        broker = {
+            "broker.id": "0",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.spec.broker_port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.spec.broker_port}",
+            "log.dirs": str(data / "kafka-logs"),
+            "zookeeper.connect": f"127.0.0.1:{self.spec.zk_port}",
+            **BROKER_SETTINGS,
+        }
+        _write_properties(data / "zookeeper.properties", zk)
+        _write_properties(data / "server.properties", broker)
+
+    # -- processes -----------------------------------------------------------------------------------
+    def _spawn(self, main_class: str, config: str, heap: str, log_name: str) -> int:
+        data = self.spec.data_dir
+        cmd = [
+            self.java,
+            f"-Xmx{heap}",
+            f"-Xms{heap}",
+            *JVM_OPTS,
+            f"-Dkafka.logs.dir={data / 'logs'}",
+            f"-Dlog4j.configuration=file:{self.kafka_home / 'config' / 'log4j.properties'}",
+            "-cp",
+            str(self.kafka_home / "libs" / "*"),
+            main_class,
+            str(data / config),
+        ]
+        with open(data / "logs" / log_name, "ab") as out:
+            proc = subprocess.Popen(
+                cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+            )
+        return proc.pid
+
+    def start_zookeeper(self) -> int:
+        return self._spawn(
+            "org.apache.zookeeper.server.quorum.QuorumPeerMain", "zookeeper.properties", "128m", "zk.out"
+        )
+
+    def start_broker(self) -> int:
+        return self._spawn("kafka.Kafka", "server.properties", "512m", "broker.out")
+
+    def owns(self, pid: int | None) -> bool:
+        return pid_owned(pid, self.spec.data_dir)
+
+    # -- readiness -----------------------------------------------------------------------------------
+    def zookeeper_ready(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.spec.zk_port), timeout=1) as sock:
+                sock.sendall(b"ruok")
+                return sock.recv(4) == b"imok"
+        except OSError:
+            return False
+
+    def broker_ready(self) -> bool:
+        """Ready means a successful admin call that sees this broker, not merely an open port."""
+        if not port_open(self.spec.broker_port):
+            return False
+        config: dict[str, Any] = {"bootstrap.servers": self.spec.bootstrap, "logger": _quiet}
+        admin = AdminClient(config)
+        try:
+            metadata = admin.list_topics(timeout=3)
+        except Exception:  # KafkaException while the broker registers; the caller retries to a deadline
+            return False
+        return len(metadata.brokers) == 1
+
+    def wait(self, probe_name: str, pid: int, deadline: float) -> None:
+        probe = self.zookeeper_ready if probe_name == "zookeeper" else self.broker_ready
+        while time.monotonic() < deadline:
+            if not pid_alive(pid):
+                log = self.spec.data_dir / "logs" / ("zk.out" if probe_name == "zookeeper" else "broker.out")
+                raise LocalKafkaError(
+                    f"{self.spec.alias}: {probe_name} exited during start-up; see {log}\n{_tail(log)}"
+                )
+            if probe():
+                return
+            time.sleep(0.25)
+        raise LocalKafkaError(f"{self.spec.alias}: {probe_name} not ready before the deadline")
+
+    def stop(self, pid: int | None, timeout: float = 30.0) -> None:
+        """SIGTERM (clean shutdown), then SIGKILL after timeout; only if pid is still our JVM."""
+        if not self.owns(pid):
+            return
+        assert pid is not None
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while self.owns(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if self.owns(pid):
+            os.kill(pid, signal.SIGKILL)
+        _wait_gone(pid, time.monotonic() + 10)
+
+
+def _tail(log: Path, lines: int = 15) -> str:
+    """The last lines of a JVM's output, so a start-up failure names its cause (e.g. a port in use)."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return "(no output)"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def _wait_gone(pid: int, deadline: float) -> None:
+    """Reap pid if it is our child; otherwise wait (to a deadline) for its parent or init to reap it."""
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _write_properties(path: Path, values: dict[str, str]) -> None:
+    path.write_text("".join(f"{key}={value}\n" for key, value in values.items()))

@@ -1,0 +1,1 @@
+"""`python -m replication`'s commands: run flows standalone, translate a group's offsets."""

@@ -1,0 +1,1 @@
+"""Kafka plumbing: client settings, librdkafka logging, internal topics, topic sync, provisioning."""

@@ -1,0 +1,1 @@
+"""Replication metrics: the per-process registry, windowed distributions, and the Prometheus exposition."""

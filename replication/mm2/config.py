@@ -1,0 +1,310 @@
+"""MirrorMaker 2 properties files (KIP-382's `mm2.properties`) to and from FlowConfigs, so users can port configs.
+
+    clusters = us-west, us-east
+    us-west.bootstrap.servers = host1:9092          # any librdkafka client setting of the cluster
+    us-east.producer.linger.ms = 10                 # producer of every flow whose target is us-east
+    us-west.consumer.fetch.min.bytes = 1            # consumer of every flow whose source is us-west
+    tasks.max = 2                                   # a flow property for every flow ...
+    us-west->us-east.enabled = true
+    us-west->us-east.tasks.max = 4                  # ... and for one flow, which wins
+
+Property names are those of FlowConfig's field metadata (config.PROPERTIES).
+Every error is a ConfigError naming the property as it was written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from os import PathLike
+from typing import Any
+
+from replication.config import PROPERTIES, ClusterConfig, ConfigError, FlowConfig, Property
+from replication.kafka.clients import settings_error
+from replication.mm2.properties import parse_properties, property_line
+
+log = logging.getLogger("replication.mm2config")
+
+# MM2 property name -> its Property, for every flow property but the producer and consumer overrides (those are
+# client settings with a prefix, read and written apart).
+_NAMED: dict[str, Property] = {prop.name: prop for prop in PROPERTIES.values() if prop.kind != "map"}
+
+# Older spellings found in real files: MM2's pre-2.6 `*.blacklist`, KIP-382's draft names without `.enabled`, and
+# `emit.offset.syncs.enabled`, which Mirrorplane wrote before it used MM2's own `emit.offset-syncs.enabled`.
+LEGACY_NAMES = {
+    "emit.offset.syncs.enabled": "emit.offset-syncs.enabled",
+    "topics.blacklist": "topics.exclude",
+    "groups.blacklist": "groups.exclude",
+    "emit.heartbeats": "emit.heartbeats.enabled",
+    "emit.checkpoints": "emit.checkpoints.enabled",
+    "sync.topic.configs": "sync.topic.configs.enabled",
+    "sync.topic.acls": "sync.topic.acls.enabled",
+    "refresh.topics": "refresh.topics.enabled",
+}
+
+# Accepted and dropped, globally, per cluster or per flow. Real MM2 files carry them, but they size MM2's own
+# internal topics or configure the Connect runtime (storage topics, converters), and Mirrorplane runs no Connect
+# worker and takes no internal-topic sizing from a flow's properties. Refusing them would make porting a chore;
+# anything not listed here or in FlowConfig is refused, so a typo never passes silently.
+IGNORED_PROPERTIES = frozenset(
+    {
+        "checkpoints.topic.replication.factor",
+        "heartbeats.topic.replication.factor",
+        "offset-syncs.topic.replication.factor",
+        "offset.storage.replication.factor",
+        "status.storage.replication.factor",
+        "config.storage.replication.factor",
+        "offset.storage.topic",
+        "status.storage.topic",
+        "config.storage.topic",
+        "key.converter",
+        "value.converter",
+        "header.converter",
+    }
+)
+REDACTED = "********"
+_SECRET_MARKERS = ("password", "secret", "sasl.jaas.config", "ssl.key")
+_INT = re.compile(r"[+-]?[0-9]+")
+_FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+# --- FlowConfigs from properties ---------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class _Scope:
+    """The properties set globally, for one cluster or for one flow."""
+
+    props: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # name -> (key as written, value)
+    client: dict[str, str] = dataclasses.field(default_factory=dict)
+    producer: dict[str, str] = dataclasses.field(default_factory=dict)
+    consumer: dict[str, str] = dataclasses.field(default_factory=dict)
+    mentioned: bool = False  # by a property other than `enabled`
+
+
+def load_flows(props: Mapping[str, str], errors: list[ConfigError] | None = None) -> list[FlowConfig]:
+    """The flows a MirrorMaker 2 properties file defines, in the order the file first mentions them.
+
+    Without ``errors`` the first ConfigError is raised; with it, every error is appended there (one per property,
+    per cluster's client settings and per flow) and only the flows without errors are returned.
+    """
+    aliases = _cluster_aliases(props.get("clusters", ""))
+    everywhere, clusters = _Scope(), {alias: _Scope() for alias in aliases}
+    flows: dict[tuple[str, str], _Scope] = {}
+    for key, value in props.items():
+        with _reporting(errors):
+            _read(key, value, aliases, everywhere, clusters, flows)
+    for alias, cluster in clusters.items():
+        for prefix, settings in (
+            ("", cluster.client),
+            ("producer.", cluster.producer),
+            ("consumer.", cluster.consumer),
+        ):
+            with _reporting(errors):
+                _check_client(f"{alias}.{prefix}", settings)
+    built: list[FlowConfig] = []
+    for (source, target), flow in flows.items():
+        with _reporting(errors):
+            config = _build_flow(source, target, flow, everywhere, clusters)
+            built += [config] if config is not None else []
+    return built
+
+
+@contextlib.contextmanager
+def _reporting(errors: list[ConfigError] | None) -> Iterator[None]:
+    """Raise a ConfigError as usual, or, when the caller collects them, record it and carry on."""
+    try:
+        yield
+    except ConfigError as exc:
+        if errors is None:
+            raise
+        errors.append(exc)
+
+
+def _read(
+    key: str,
+    value: str,
+    aliases: dict[str, None],
+    everywhere: _Scope,
+    clusters: dict[str, _Scope],
+    flows: dict[tuple[str, str], _Scope],
+) -> None:
+    if key == "clusters":
+        return
+    if "->" in key:
+        source, target, name = _split_flow_key(key, aliases)
+        _add(flows.setdefault((source, target), _Scope()), key, name, value, "flow")
+    elif key in IGNORED_PROPERTIES or LEGACY_NAMES.get(key, key) in _NAMED:
+        _add(everywhere, key, key, value, "global")
+    elif alias := _alias_prefix(key, aliases):
+        _add(clusters[alias], key, key[len(alias) + 1 :], value, "cluster")
+    else:
+        raise ConfigError(key, "unknown property")
+
+
+def _cluster_aliases(value: str) -> dict[str, None]:
+    """The aliases in file order, as a dict so that membership is a lookup even with thousands of clusters."""
+    aliases = [alias.strip() for alias in value.split(",") if alias.strip()]
+    if not aliases:
+        raise ConfigError("clusters", "required: the comma-separated aliases of the clusters")
+    if len(set(aliases)) != len(aliases):
+        raise ConfigError("clusters", f"an alias is listed twice in {value!r}")
+    return dict.fromkeys(aliases)
+
+
+def _split_flow_key(key: str, aliases: dict[str, None]) -> tuple[str, str, str]:
+    source, _, rest = key.partition("->")
+    target = _alias_prefix(rest, aliases)
+    if source not in aliases or target is None:
+        listed = ", ".join(list(aliases)[:10]) + (", ..." if len(aliases) > 10 else "")
+        raise ConfigError(key, f"not source->target.property with both aliases in clusters ({listed})")
+    return source, target, rest[len(target) + 1 :]
+
+
+def _alias_prefix(key: str, aliases: dict[str, None]) -> str | None:
+    # Longest first: with a separator other than '.', aliases may contain dots and prefix one another.
+    ends = [end for end, char in enumerate(key) if char == "."]
+    return next((key[:end] for end in reversed(ends) if key[:end] in aliases), None)
+
+
+def _add(scope: _Scope, key: str, name: str, value: str, kind: str) -> None:
+    canonical = LEGACY_NAMES.get(name, name)
+    if name in IGNORED_PROPERTIES:
+        pass
+    elif kind != "global" and name.startswith(("producer.", "consumer.")):
+        overrides = scope.producer if name.startswith("producer.") else scope.consumer
+        overrides[name.split(".", 1)[1]] = value
+    elif kind == "cluster":
+        scope.client[name] = value  # checked by librdkafka once the whole file is read
+    elif canonical == "enabled" and kind == "global":
+        raise ConfigError(key, "a flow is enabled on its own, as source->target.enabled")
+    elif canonical in _NAMED:
+        scope.props[canonical] = (key, value)
+    else:
+        raise ConfigError(key, "unknown property")
+    scope.mentioned = scope.mentioned or canonical != "enabled"
+
+
+def _build_flow(
+    source: str, target: str, flow: _Scope, everywhere: _Scope, clusters: dict[str, _Scope]
+) -> FlowConfig | None:
+    enabled = "enabled" in flow.props and _convert("enabled", *flow.props["enabled"])
+    if not enabled and not flow.mentioned:
+        return None
+    _check_client(f"{source}->{target}.producer.", flow.producer)
+    _check_client(f"{source}->{target}.consumer.", flow.consumer)
+    merged = {**everywhere.props, **flow.props}  # the flow's own setting wins
+    fields = {_NAMED[name].field: _convert(name, key, raw) for name, (key, raw) in merged.items()}
+    try:
+        return FlowConfig(
+            **{**fields, "enabled": enabled},
+            source=ClusterConfig(source, dict(clusters[source].client)),
+            target=ClusterConfig(target, dict(clusters[target].client)),
+            producer_overrides={**clusters[target].producer, **flow.producer},
+            consumer_overrides={**clusters[source].consumer, **flow.consumer},
+        )
+    except ConfigError as exc:
+        # FlowConfig names the property canonically (`topics`); name it as the file wrote it (`a->b.topics`),
+        # or two flows of one file could not be told apart.
+        if exc.property_name not in merged:
+            raise
+        raise ConfigError(merged[exc.property_name][0], exc.reason) from None
+
+
+def _convert(name: str, key: str, raw: str) -> Any:
+    kind = _NAMED[name].kind
+    if kind == "bool":
+        if raw.lower() not in ("true", "false"):
+            raise ConfigError(key, f"expected true or false, got {raw!r}")
+        return raw.lower() == "true"
+    if kind == "int":
+        if not _INT.fullmatch(raw):
+            raise ConfigError(key, f"expected an integer, got {raw!r}")
+        return int(raw)
+    if kind == "float":
+        if not _FLOAT.fullmatch(raw):
+            raise ConfigError(key, f"expected a number, got {raw!r}")
+        return float(raw)
+    if kind == "list":
+        return tuple(item.strip() for item in raw.split(",") if item.strip())
+    return raw
+
+
+def _check_client(prefix: str, settings: Mapping[str, str]) -> None:
+    """Let librdkafka judge names and values, and name the setting it refuses."""
+    error = settings_error(settings, log)
+    if error is None:
+        return
+    key = next((key for key in sorted(settings, key=len, reverse=True) if key in error), None)
+    if key is None:  # librdkafka names an alias by its canonical name (linger.ms -> queue.buffering.max.ms)
+        key = next((key for key in settings if settings_error({key: settings[key]}, log)), None)
+    reason = "unknown property" if "No such configuration property" in error else f"refused by librdkafka: {error}"
+    raise ConfigError(prefix + key if key else prefix.rstrip("."), reason)
+
+
+# --- properties from FlowConfigs ---------------------------------------------------------------------------
+
+
+def dump_flows(flows: Sequence[FlowConfig], redact: bool = False) -> str:
+    """A properties file that load_flows turns back into equal flows; redact hides passwords, keys and secrets."""
+    clusters = _clusters_of(flows)
+    lines = ["# Mirrorplane flows in MirrorMaker 2 properties format", _line("clusters", ", ".join(clusters))]
+    for alias, cluster in clusters.items():
+        lines += [_line(f"{alias}.{key}", value, redact and _is_secret(key)) for key, value in cluster.client.items()]
+    for flow in flows:
+        lines += ["", *_flow_lines(flow, redact)]
+    return "\n".join(lines) + "\n"
+
+
+def _clusters_of(flows: Sequence[FlowConfig]) -> dict[str, ClusterConfig]:
+    clusters: dict[str, ClusterConfig] = {}
+    names: set[str] = set()
+    for flow in flows:
+        if flow.name in names:
+            raise ConfigError(flow.name, "two flows with the same source and target")
+        names.add(flow.name)
+        for cluster in (flow.source, flow.target):
+            if dict(clusters.setdefault(cluster.alias, cluster).client) != dict(cluster.client):
+                raise ConfigError(cluster.alias, "flows disagree on the client settings of this cluster")
+    return clusters
+
+
+def _flow_lines(flow: FlowConfig, redact: bool) -> list[str]:
+    prefix = f"{flow.name}."
+    lines = []
+    for name, prop in _NAMED.items():
+        value = getattr(flow, prop.field)
+        # A disabled flow is read back only if a property besides `enabled` mentions it.
+        if name == "enabled" or value != prop.default or (name == "topics" and not flow.enabled):
+            lines.append(_line(prefix + name, _format(prefix + name, value)))
+    for kind, overrides in (("producer", flow.producer_overrides), ("consumer", flow.consumer_overrides)):
+        lines += [_line(f"{prefix}{kind}.{k}", v, redact and _is_secret(k)) for k, v in overrides.items()]
+    return lines
+
+
+def _format(key: str, value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else repr(value)
+    if isinstance(value, tuple):
+        if any("," in item or item != item.strip() or not item for item in value):
+            raise ConfigError(key, f"{value!r} cannot be written as a comma-separated list")
+        return ", ".join(value)
+    return str(value)
+
+
+def _is_secret(setting: str) -> bool:
+    return any(marker in setting.lower() for marker in _SECRET_MARKERS)
+
+
+def _line(key: str, value: str, secret: bool = False) -> str:
+    return property_line(key, REDACTED if secret else value)
+
+
+def load_file(path: str | PathLike[str]) -> list[FlowConfig]:
+    with open(path, encoding="utf-8") as file:
+        return load_flows(parse_properties(file.read()))

@@ -1,0 +1,1 @@
+"""Offset translation: the offset syncs a task writes, the store that reads them, groups' offsets translated."""

@@ -1,0 +1,342 @@
+"""ReplicationTask: copies a set of source partitions to the target cluster, at least once or exactly once."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
+
+from replication.config import FlowConfig
+from replication.errors import ReplicationError
+from replication.kafka.clients import ClientFactory, consumer_config, position_reader_config
+from replication.kafka.topicsync import TopicSync
+from replication.metrics.registry import REGISTRY, MetricsRegistry
+from replication.mm2.filters import nothing_matched
+from replication.offsets.syncs import OffsetSyncEmitter
+from replication.task import positions
+from replication.task.committing import PositionCommitter
+from replication.task.dataloss import check_start, loss_on_out_of_range
+from replication.task.faults import FaultReporter
+from replication.task.handlers import RecordHandler, load_handler
+from replication.task.partitionstate import PartitionState, TaskListener, TaskListeners
+from replication.task.producing import BatchProducer
+from replication.task.resume import Window
+from replication.task.starting import Resumer, plan_start, report_start, source_watermarks, target_end_offsets
+
+if TYPE_CHECKING:
+    from replication.facts.writer import FactsWriter
+
+log = logging.getLogger("replication.engine")
+TopicPartitionKey = tuple[str, int]
+
+
+def _client_error(exc: BaseException) -> str:
+    """The KafkaError text behind a confluent-kafka exception (callbacks wrap it in SystemError)."""
+    cause = exc.__cause__ if isinstance(exc, SystemError) and exc.__cause__ is not None else exc
+    if isinstance(cause, KafkaException) and cause.args:
+        return str(cause.args[0].str()) if hasattr(cause.args[0], "str") else str(cause.args[0])
+    return str(cause)
+
+
+def standalone_owner(tasks: int, task_id: int) -> Callable[[str, int], bool]:
+    """Stable partition ownership among `tasks` standalone tasks (the control plane assigns its own)."""
+    return lambda topic, partition: zlib.crc32(f"{topic}-{partition}".encode()) % tasks == task_id
+
+
+class ReplicationTask:
+    """One task of a flow: assigned source partitions, a producer to the target, and stored positions."""
+
+    def __init__(
+        self,
+        flow: FlowConfig,
+        task_id: int = 0,
+        owns: Callable[[str, int], bool] | None = None,
+        clients: ClientFactory | None = None,
+        metrics: MetricsRegistry = REGISTRY,
+        handler: RecordHandler | None = None,
+        sync_topics: bool = True,
+        sync_configs: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        provisioned: bool = False,
+        listeners: Sequence[TaskListener] = (),
+    ) -> None:
+        self.flow = flow
+        self.task_id = task_id
+        self.owns = owns or standalone_owner(flow.tasks_max, task_id)
+        self.clients = clients or ClientFactory()
+        self.metrics = metrics
+        self.handler = handler or load_handler(flow.record_handler_class)
+        self.sync_topics = sync_topics  # create remote topics and partitions for what this task replicates
+        self.sync_configs = sync_topics if sync_configs is None else sync_configs  # also configs and ACLs
+        self.clock = clock
+        # True when the runner or controller created the flow's topics before starting its tasks
+        # (replication.kafka.provisioning); a lone task creates its positions topic itself.
+        self.provisioned = provisioned
+        self.positions_topic = positions.positions_topic(flow.source.alias)
+        self.batch_size = 10000
+        # While records flow, return small batches fast (latency); when idle, wait a little longer (CPU).
+        self.poll_timeout = 0.025
+        self.busy_poll_timeout = 0.005
+        self._busy = False
+        self.stall_seconds = 10.0  # target not acknowledging for this long is reported as a fault
+        self.faults = FaultReporter(flow, task_id, metrics)
+        self._stored: dict[TopicPartitionKey, positions.Position] = {}
+        self._next_refresh = self._next_flush = self._next_config_sync = 0.0
+        self.listeners = list(listeners)  # told what the task made durable; the task adds its own at start
+        self.offset_syncs: OffsetSyncEmitter | None = None
+        self.facts: FactsWriter | None = None  # facts.lake: what this task replicated, for the analytics jobs
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+    def start(self) -> None:
+        flow = self.flow
+        self.source_admin = self.clients.admin(flow.source.client)
+        self.target_admin = self.clients.admin(flow.target.client)
+        self.topic_sync = TopicSync(flow, self.source_admin, self.target_admin)
+        self.consumer = self.clients.consumer(flow, self.task_id, error_cb=self.faults.source_error)
+        if flow.emit_offset_syncs_enabled:
+            self.offset_syncs = OffsetSyncEmitter(flow, self.consumer.position)
+            self.listeners.append(self.offset_syncs)
+        if flow.facts_lake:
+            from replication.facts.writer import facts_writer  # pyarrow is loaded only when facts are on
+
+            self.facts = facts_writer(flow, self.task_id, flow.facts_lake)
+            self.listeners.append(self.facts)
+        listener = TaskListeners(self.listeners)
+        self.producer = BatchProducer(self.clients, flow, self.metrics, self.task_id, listener.run_acked)
+        self.committer = PositionCommitter(
+            flow,
+            self.task_id,
+            self.metrics,
+            self.producer,
+            self.consumer,
+            self.faults,
+            self.positions_topic,
+            listener,
+        )
+        self.committer.init_transactions()  # fences any zombie before the positions are read
+        if not self.provisioned:
+            positions.ensure_topic(self.target_admin, self.positions_topic, self.topic_sync.replication_factor)
+        self._stored = positions.load(position_reader_config(flow, self.task_id), self.positions_topic)
+        self.resumer = Resumer(flow, self.task_id, self.clients, self.faults, listener.run_acked)
+        self.metrics.set_task_state(flow.name, self.task_id, "RUNNING")
+        self.refresh()
+
+    @property
+    def states(self) -> dict[TopicPartitionKey, PartitionState]:
+        """Each assigned source partition's progress, as the task's committer holds it (none before start)."""
+        committer: PositionCommitter | None = getattr(self, "committer", None)
+        return {} if committer is None else committer.states
+
+    def close(self) -> None:
+        """Store every acknowledged position, then release the clients (also after a failed start).
+
+        Best effort and never raising: after a fatal producer error nothing more can be written, and the
+        positions already stored are behind every acknowledgement, so a restart re-copies a little, loses nothing.
+        """
+        try:
+            if hasattr(self, "committer") and self.producer.failure is None:
+                self.committer.store_final_positions()
+        except (ReplicationError, KafkaException, SystemError) as exc:
+            log.warning("%s task %d: positions not stored at close: %s", self.flow.name, self.task_id, exc)
+        finally:
+            if self.offset_syncs is not None:
+                self.offset_syncs.close()
+            if self.facts is not None:
+                self.facts.close()  # after the final commit above, so its facts are written too
+            consumer = getattr(self, "consumer", None)
+            if consumer is not None:
+                consumer.close()
+
+    def run(self, stopping: threading.Event) -> None:
+        try:
+            self.start()
+            while not stopping.is_set():
+                self.run_once()
+            self.metrics.set_task_state(self.flow.name, self.task_id, "STOPPED")
+        except Exception as exc:
+            self.metrics.set_task_state(self.flow.name, self.task_id, "FAILED", str(exc))
+            raise
+        finally:
+            self.close()
+
+    # -- the loop ------------------------------------------------------------------------------------
+    def run_once(self) -> bool:
+        """Replicate one consumed batch; returns whether there was work.
+
+        A fatal client error (e.g. the target lost the idempotent producer's state) stops the task as a
+        ReplicationError: its restart resumes from the stored positions, which never pass an acknowledgement.
+        """
+        try:
+            return self._run_once()
+        except (KafkaException, SystemError) as exc:
+            detail = self.committer.fatal_detail() or _client_error(exc)
+            raise ReplicationError(f"{self.flow.name} task {self.task_id}: {detail}") from exc
+
+    def _run_once(self) -> bool:
+        now = self.clock()
+        if now >= self._next_refresh:
+            self._refresh_or_report()
+        if self.flow.exactly_once:
+            self.committer.begin_transaction(now)
+        msgs = self.consumer.consume(self.batch_size, self.busy_poll_timeout if self._busy else self.poll_timeout)
+        self._busy = bool(msgs)
+        if msgs:
+            self.committer.replicate(msgs, self.handler, self._consumer_error)
+        self.producer.poll()
+        if self.flow.exactly_once:
+            self.committer.commit_when_due(now, full_batch=len(msgs) >= self.batch_size)
+        elif now >= self._next_flush:
+            self.committer.store_positions()
+            self._next_flush = now + self.flow.offset_flush_interval_ms / 1000
+            self.faults.check_stall(self.producer, self.stall_seconds)
+        return bool(msgs)
+
+    # -- assignment ----------------------------------------------------------------------------------
+    def _refresh_or_report(self) -> None:
+        """A metadata call that fails (broker down or frozen) is a fault to report, not a reason to stop."""
+        try:
+            self.refresh()
+        except KafkaException as exc:
+            self._next_refresh = self.clock() + 5.0
+            self.faults.report(f"metadata refresh failed: {exc.args[0].str()}")
+
+    def refresh(self) -> None:
+        """Pick up new matching topics and partitions (no restart), and sync configs and ACLs when due."""
+        now = self.clock()
+        self._next_refresh = now + self.flow.refresh_topics_interval_seconds
+        topics = self.topic_sync.source_topics()
+        self.faults.warn(nothing_matched(self.flow, topics, self.topic_sync.listed))
+        written = {state.topic for state in self.states.values() if state.last_downstream >= 0}
+        deleted = self.topic_sync.missing_remote_topics(sorted(written))
+        if deleted:
+            raise ReplicationError(
+                f"{self.flow.name} task {self.task_id}: remote topics of {deleted} were deleted at the target; "
+                "restart to re-replicate them from the source"
+            )
+        if self.sync_topics:
+            self.topic_sync.ensure_remote_topics(topics)
+            if self.sync_configs and now >= self._next_config_sync:
+                self._sync_configs_and_acls(list(topics))
+        new = [(t, p) for t, n in sorted(topics.items()) for p in range(n) if (t, p) not in self.states]
+        assign = self._add_partitions([(t, p) for t, p in new if self.owns(t, p)])
+        if assign:
+            self.consumer.incremental_assign(assign)
+            log.info("%s task %d: assigned %d partitions", self.flow.name, self.task_id, len(assign))
+
+    def _sync_configs_and_acls(self, topics: list[str]) -> None:
+        self._next_config_sync = self.clock() + self.flow.sync_topic_configs_interval_seconds
+        if self.flow.sync_topic_configs_enabled:
+            self.topic_sync.sync_configs(topics)
+        if self.flow.sync_topic_acls_enabled:
+            self.topic_sync.sync_acls(topics)
+
+    def _watermarks(self, topic: str, partition: int, timeout: float = 30.0) -> tuple[int, int]:
+        """Source log start and end; a partition just added may need a metadata refresh first."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                low, high = self.consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
+                return int(low), int(high)
+            except KafkaException as exc:
+                if exc.args[0].code() != KafkaError._UNKNOWN_PARTITION or time.monotonic() > deadline:
+                    raise
+                self.consumer.list_topics(topic, timeout=10)
+                time.sleep(0.2)
+
+    def _add_partitions(self, keys: list[TopicPartitionKey]) -> list[TopicPartition]:
+        """Start each partition where replication.task.starting says: one target end-offset call for all of them, and
+        one verification of what crashed tasks left at the target after their stored positions."""
+        if not keys:
+            return []  # most refreshes: no metadata or offset requests for nothing
+        remotes = self._known_at_target({key: self.topic_sync.remote_topic(key[0]) for key in keys})
+        keys = list(remotes)
+        ends = target_end_offsets(self.target_admin, [(remote, key[1]) for key, remote in remotes.items()])
+        read_committed = consumer_config(self.flow, self.task_id)["isolation.level"] == "read_committed"
+        marks = source_watermarks(self.topic_sync.source, keys, read_committed)
+        windows = [
+            self._add_partition(key, remote, ends.get((remote, key[1])), marks.get(key))
+            for key, remote in remotes.items()
+        ]
+        found = [window for window in windows if window is not None]
+        if found:
+            self.resumer.resume(found, self.states, lambda msg: self.producer.outgoing(msg, self.handler))
+        self.committer.store_start_positions(keys, self._stored)
+        return [TopicPartition(t, p, self.states[(t, p)].acked_next) for t, p in keys]
+
+    def _known_at_target(self, remotes: dict[TopicPartitionKey, str]) -> dict[TopicPartitionKey, str]:
+        """The partitions whose remote partition the producer knows, waiting up to 5 s for metadata to show them.
+
+        A partition added to a source topic is added to its remote topic by whoever syncs topics (this task, task 0
+        or the control plane's provisioning), and a producer whose metadata predates that fails at once with
+        "Unknown partition", which stopped every task of a flow. A partition still unknown after the wait is left
+        for the next refresh, with a log line that says so: the wait is short because the loop that renews a control
+        plane task's lease may be the one waiting.
+        """
+        needed: dict[str, int] = {}
+        for (_, partition), remote in remotes.items():
+            needed[remote] = max(needed.get(remote, 0), partition + 1)
+        deadline = time.monotonic() + 5
+        while True:
+            # One metadata request for every topic; its answer also updates the producer's own view of them.
+            listed = self.producer.client.list_topics(timeout=10).topics
+            short = {r for r, n in needed.items() if r not in listed or len(listed[r].partitions) < n}
+            if not short or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        self.target_admin.list_topics(timeout=10)  # the end-offset call asks the leaders its client knows
+        if short:
+            log.warning(
+                "%s task %d: %d remote topics lack partitions at the target (e.g. %s): their new partitions wait "
+                "for the next refresh",
+                self.flow.name,
+                self.task_id,
+                len(short),
+                sorted(short)[0],
+            )
+        return {key: remote for key, remote in remotes.items() if key[1] < _count(listed, remote)}
+
+    def _add_partition(
+        self, key: TopicPartitionKey, remote: str, end: int | None, marks: tuple[int, int] | None
+    ) -> Window | None:
+        topic, partition = key
+        low, high = marks if marks is not None else self._watermarks(topic, partition)
+        stored = self._stored.get(key)
+        start = check_start(self.flow, topic, partition, stored, low, high)
+        self.faults.data_loss(start.loss, topic, partition)
+        plan = plan_start(self.flow, topic, partition, remote, stored, start.offset, low, end)
+        report_start(self.faults, plan, key, remote, start.offset)
+        state = PartitionState(topic, partition, remote, acked_next=plan.offset, stored_next=plan.offset, hw=high)
+        state.downstream_start = -1 if end is None else end
+        self.committer.track(state)
+        return plan.window
+
+    def _consumer_error(self, msg: Message) -> None:
+        error = msg.error()
+        topic, partition = msg.topic(), msg.partition()
+        if error is None:
+            return
+        out_of_range = error.code() in (KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RESET)
+        if out_of_range and topic is not None and partition is not None and (topic, partition) in self.states:
+            state = self.states[(topic, partition)]
+            low, high = self._watermarks(topic, partition)
+            loss = loss_on_out_of_range(self.flow, state, low, high)
+            self.faults.data_loss(loss, topic, partition)
+            resume = low if loss is None or loss.resume_at is None else loss.resume_at
+            state.acked_next = state.stored_next = resume
+            self.consumer.seek(TopicPartition(topic, partition, resume))
+            return
+        self.faults.report(f"source: {error.str()}")
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        return {f"{k[0]}-{k[1]}": (s.acked_next, s.stored_next, s.hw) for k, s in self.states.items()}
+
+
+def _count(listed: dict[str, Any], topic: str) -> int:
+    meta = listed.get(topic)
+    return 0 if meta is None else len(meta.partitions)

@@ -1,0 +1,97 @@
+"""TopicSync decisions that need no broker: which source topics a flow replicates."""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from confluent_kafka.admin import NewTopic
+
+from replication.kafka.provisioning import wait_for_metadata
+from replication.kafka.topicsync import MAX_TOPIC_NAME, TopicSync
+from tests.replication.fakes import flow
+
+
+@dataclass
+class _Topic:
+    partitions: dict[int, Any]
+    error: Any = None
+
+
+@dataclass
+class _Metadata:
+    topics: dict[str, _Topic] = field(default_factory=dict)
+    brokers: dict[int, Any] = field(default_factory=lambda: {0: object()})
+
+
+class _Admin:
+    def __init__(self, topics: dict[str, int]) -> None:
+        self.metadata = _Metadata({name: _Topic(dict.fromkeys(range(n))) for name, n in topics.items()})
+
+    def list_topics(self, timeout: float = 0) -> _Metadata:
+        return self.metadata
+
+
+def test_a_topic_whose_remote_name_would_exceed_kafkas_limit_is_skipped_not_fatal() -> None:
+    long_name = "x" * (MAX_TOPIC_NAME - 3)  # "us-west." makes it too long
+    admin = _Admin({"orders": 3, long_name: 1, "__consumer_offsets": 8})
+    sync = TopicSync(flow(), admin, admin)  # type: ignore[arg-type]
+    assert sync.source_topics() == {"orders": 3}
+
+
+class _CountingAdmin(_Admin):
+    def __init__(self, topics: dict[str, int]) -> None:
+        super().__init__(topics)
+        self.timeouts: list[float] = []
+
+    def list_topics(self, timeout: float = 0) -> _Metadata:
+        self.timeouts.append(timeout)
+        return self.metadata
+
+
+def test_building_a_topic_sync_asks_no_cluster_and_a_listing_takes_the_callers_timeout() -> None:
+    source, target = _CountingAdmin({"orders": 3}), _CountingAdmin({})
+    sync = TopicSync(flow(), source, target)  # type: ignore[arg-type]
+    assert (source.timeouts, target.timeouts) == ([], [])
+    assert sync.source_topics(timeout=5.0) == {"orders": 3}
+    assert (source.timeouts, target.timeouts) == ([5.0], [])
+    assert sync.replication_factor == 1  # the target's one broker, asked once when first needed
+    assert sync.replication_factor == 1
+    assert len(target.timeouts) == 1
+
+
+@dataclass
+class _Partition:
+    leader: int = 0
+
+
+class _SlowController(_Admin):
+    """A target whose controller creates the topics but answers CreateTopics after the caller's wait."""
+
+    def __init__(self) -> None:
+        super().__init__({})
+        self.requests: list[list[str]] = []
+
+    def create_topics(self, topics: list[NewTopic]) -> dict[str, Future[None]]:
+        self.requests.append([t.topic for t in topics])
+        for new in topics:
+            self.metadata.topics[new.topic] = _Topic({p: _Partition() for p in range(new.num_partitions)})
+        return {t.topic: Future() for t in topics}  # never answered
+
+
+def test_an_unanswered_create_topics_is_awaited_in_the_metadata_not_fatal(caplog: pytest.LogCaptureFixture) -> None:
+    """The standalone runner exited with a bare TimeoutError when a busy target answered a batch of 100
+    CreateTopics after 30 s (found by the scale bench on a loaded machine), though the topics were being created."""
+    source, target = _Admin({f"t{n:03d}": 2 for n in range(150)}), _SlowController()
+    sync = TopicSync(flow(sync_topic_configs_enabled=False), source, target)  # type: ignore[arg-type]
+    sync.create_timeout = 0.05
+    with caplog.at_level(logging.WARNING, "replication.topics"):
+        sync.ensure_remote_topics(sync.source_topics())
+    assert [len(r) for r in target.requests] == [100, 50]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "did not answer the creation of 150 remote topics" in warnings[0]
+    remote = {sync.remote_topic(t): 2 for t in sync.source_topics()}
+    wait_for_metadata(target, remote, deadline=0.0, clock=lambda: 1.0)  # type: ignore[arg-type]
