@@ -32,7 +32,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from replication.config import ClusterConfig, FlowConfig
 from replication.emitters.checkpoints import CheckpointEmitter, read_checkpoints
 from replication.emitters.periodic import CheckpointSchedule, run_periodically
-from replication.kafka.internaltopics import InternalClients, TopicTail
+from replication.kafka.clients import ClientFactory
+from replication.kafka.internaltopics import TopicTail
 from replication.metrics.registry import MetricsRegistry
 from replication.task.replicationtask import ReplicationTask
 
@@ -56,7 +57,7 @@ class Watcher(threading.Thread):
 
     def __init__(self, flow: FlowConfig, group: str) -> None:
         super().__init__(daemon=True)
-        consumer = InternalClients().consumer(flow.target, f"bench-{uuid.uuid4().hex[:8]}")
+        consumer = ClientFactory().consumer(flow.target, f"bench-{uuid.uuid4().hex[:8]}")
         self.tail = TopicTail(consumer, f"{flow.source.alias}.checkpoints.internal")
         self.group = group
         self.seen: list[tuple[float, int]] = []

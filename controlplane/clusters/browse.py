@@ -22,7 +22,7 @@ from rest_framework.exceptions import NotFound
 from controlplane.clusters.models import Cluster
 from controlplane.clusters.reads import reading
 from controlplane.clusters.services import client_settings
-from replication.kafka.clientlog import LIBRDKAFKA_LOG as _librdkafka_log  # rate-limited
+from replication.kafka.clientlog import logged
 from replication.mm2 import mirrorclient
 from replication.mm2.policy import ReplicationPolicy, is_internal_topic, original_topic, source_chain
 
@@ -51,13 +51,12 @@ class PageQuery:
 def admin(cluster: Cluster) -> AdminClient:
     """An admin client of the cluster with the browser's timeouts (the fuzz test replaces it, so it dials no one)."""
     milliseconds = int(READ_TIMEOUT * 1000)
-    config: dict[str, Any] = {
+    config = {
         **client_settings(cluster),
         "socket.timeout.ms": milliseconds,
         "socket.connection.setup.timeout.ms": milliseconds,
-        "logger": _librdkafka_log,
     }
-    return AdminClient(config)
+    return AdminClient(logged(config))
 
 
 def listed_topics(client: AdminClient) -> dict[str, TopicMetadata]:

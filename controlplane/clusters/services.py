@@ -15,7 +15,7 @@ from confluent_kafka.admin import AdminClient
 
 from controlplane.clusters.choices import SASL_PROTOCOLS, SSL_PROTOCOLS
 from controlplane.clusters.models import Cluster
-from replication.kafka.clientlog import LIBRDKAFKA_LOG as _librdkafka_log  # rate-limited
+from replication.kafka.clientlog import logged
 
 log = logging.getLogger(__name__)
 CONNECTIVITY_TIMEOUT_SECONDS = 5.0
@@ -63,15 +63,16 @@ def _server(entry: str) -> str:
 def connectivity_check(cluster: Cluster, timeout: float = CONNECTIVITY_TIMEOUT_SECONDS) -> dict[str, Any]:
     """The cluster's brokers and topic count, or librdkafka's exact error when it cannot be reached."""
     errors: list[KafkaError] = []
-    config: dict[str, Any] = {
-        **client_settings(cluster),
-        "socket.timeout.ms": int(timeout * 1000),
-        "socket.connection.setup.timeout.ms": int(timeout * 1000),
-        "error_cb": errors.append,
-        # Every failed connection attempt would be logged; the first error is reported instead.
-        "log_level": 0,
-        "logger": _librdkafka_log,
-    }
+    config = logged(
+        {
+            **client_settings(cluster),
+            "socket.timeout.ms": int(timeout * 1000),
+            "socket.connection.setup.timeout.ms": int(timeout * 1000),
+            "error_cb": errors.append,
+            # Every failed connection attempt would be logged; the first error is reported instead.
+            "log_level": 0,
+        }
+    )
     try:
         admin = AdminClient(config)
     except (KafkaException, TypeError, ValueError) as exc:

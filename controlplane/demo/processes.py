@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import ctypes
+import functools
 import os
 import signal
 import subprocess
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-_PR_SET_PDEATHSIG = 1
+from replication.cli.parentdeath import die_with_parent
 
 
 @dataclass(frozen=True)
@@ -88,12 +88,4 @@ def _die_with_parent() -> Callable[[], None] | None:
     """A ``preexec_fn`` asking Linux to SIGTERM the child when this process dies, even by SIGKILL."""
     if not sys.platform.startswith("linux"):
         return None
-    libc = ctypes.CDLL(None, use_errno=True)
-    parent = os.getpid()
-
-    def preexec() -> None:
-        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
-        if os.getppid() != parent:  # the parent died before prctl took effect
-            os._exit(1)
-
-    return preexec
+    return functools.partial(die_with_parent, signal.SIGTERM, os.getpid())

@@ -12,14 +12,16 @@ from controlplane.clusters.reads import reading
 from controlplane.flows.models import Flow
 from controlplane.flows.services import flow_config
 from replication.emitters.checkpoints import read_checkpoints
-from replication.kafka.internaltopics import TIMEOUT, InternalClients, TopicTail, flow_checkpoints_topic
+from replication.kafka.clients import ClientFactory
+from replication.kafka.internaltopics import TIMEOUT, TopicTail, flow_checkpoints_topic
+from replication.mm2.records import latest_checkpoints
 from replication.offsets.translation import OffsetTranslator
 
 
 def checkpoints(flow: Flow, group: str | None = None) -> list[dict[str, Any]]:
     """The latest checkpoint per (group, remote topic, partition) in the target, optionally of one group."""
     config = flow_config(flow)
-    clients = InternalClients()
+    clients = ClientFactory()
 
     def read() -> list[dict[str, Any]]:
         tail = TopicTail(
@@ -29,8 +31,12 @@ def checkpoints(flow: Flow, group: str | None = None) -> list[dict[str, Any]]:
             found = read_checkpoints(tail, TIMEOUT)
         finally:
             tail.close()
-        latest = {(cp.consumer_group_id, cp.topic, cp.partition): cp for cp in found}  # compacted: the last wins
-        return [dataclasses.asdict(cp) for key, cp in sorted(latest.items()) if group in (None, key[0])]
+        return [
+            dataclasses.asdict(cp)
+            for name, partitions in sorted(latest_checkpoints(found).items())
+            if group in (None, name)
+            for _, cp in sorted(partitions.items())
+        ]
 
     return reading(config.target.alias, read, [flow.target])
 

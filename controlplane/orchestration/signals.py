@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import logging
 import signal
 import threading
@@ -12,9 +11,10 @@ from typing import Any
 from celery.signals import worker_process_init, worker_ready, worker_shutting_down
 from django.conf import settings
 
+from replication.cli.parentdeath import die_with_parent
+
 STOPPING = threading.Event()  # set in a pool process when its task must stop at once
 HEARTBEAT_STOP = threading.Event()  # set in the main process at shutdown: the heartbeat thread ends
-PR_SET_PDEATHSIG = 1
 log = logging.getLogger("controlplane.orchestration.signals")
 
 
@@ -60,6 +60,5 @@ def mark_stopping(sender: Any = None, **_: Any) -> None:
 @worker_process_init.connect
 def die_with_worker(**_: Any) -> None:
     """A SIGKILLed worker must not leave pool processes replicating on: its leases then expire and move."""
-    with contextlib.suppress(OSError):
-        ctypes.CDLL("libc.so.6").prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    die_with_parent(signal.SIGKILL)
     signal.signal(signal.SIGTERM, lambda *_: STOPPING.set())

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import logging
 import multiprocessing
 import signal
@@ -14,6 +12,7 @@ from multiprocessing.synchronize import Event as MpEvent
 
 from confluent_kafka import KafkaException
 
+from replication.cli.parentdeath import die_with_parent
 from replication.config import FlowConfig
 from replication.emitters.periodic import SideEmitters
 from replication.errors import ReplicationError
@@ -23,7 +22,6 @@ from replication.task.replicationtask import ReplicationTask
 from replication.task.tuning import tune_gc
 
 log = logging.getLogger("replication.runner")
-PR_SET_PDEATHSIG = 1
 
 
 def run_task(flow: FlowConfig, task_id: int, stopping: threading.Event | MpEvent) -> None:
@@ -40,7 +38,7 @@ def run_task(flow: FlowConfig, task_id: int, stopping: threading.Event | MpEvent
 
 
 def _child_main(flow: FlowConfig, task_id: int, stopping: MpEvent) -> None:
-    _die_with_parent()
+    die_with_parent(signal.SIGTERM)  # if the runner is SIGKILLed, its tasks must not live on as duplicates
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s task {flow.name}/{task_id} %(levelname)s %(message)s")
@@ -49,12 +47,6 @@ def _child_main(flow: FlowConfig, task_id: int, stopping: MpEvent) -> None:
     except (ReplicationError, DataLossError) as exc:
         log.error("%s", exc)
         sys.exit(2)
-
-
-def _die_with_parent() -> None:
-    """If the runner is SIGKILLed, its task processes must not live on as duplicates."""
-    with contextlib.suppress(OSError):
-        ctypes.CDLL("libc.so.6").prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def run_flows(flows: Sequence[FlowConfig]) -> int:

@@ -26,20 +26,13 @@ from confluent_kafka import ConsumerGroupTopicPartitions, Producer
 from confluent_kafka.admin import AdminClient
 
 from replication.config import FlowConfig
-from replication.kafka.internaltopics import (
-    COMPACTED_CONFIG,
-    TIMEOUT,
-    InternalClients,
-    TopicTail,
-    ensure_topic,
-    flow_checkpoints_topic,
-)
+from replication.kafka.clients import ClientFactory
+from replication.kafka.internaltopics import COMPACTED_CONFIG, TIMEOUT, TopicTail, ensure_topic, flow_checkpoints_topic
 from replication.mm2.filters import GroupFilter, TopicFilter
-from replication.mm2.records import Checkpoint, RecordFormatError
+from replication.mm2.records import Checkpoint, LatestCheckpoints, RecordFormatError, latest_checkpoints
 from replication.offsets.syncstore import OffsetSyncReader
 
 log = logging.getLogger("replication.checkpoints")
-CheckpointKey = tuple[str, str, int]  # group, remote topic, partition
 
 
 @dataclass(frozen=True)
@@ -97,10 +90,10 @@ class CheckpointEmitter:
     """One flow's checkpoint emission: `run_once()` writes one round of checkpoints (see the module docstring)."""
 
     def __init__(
-        self, flow: FlowConfig, clients: InternalClients | None = None, clock: Callable[[], float] = time.time
+        self, flow: FlowConfig, clients: ClientFactory | None = None, clock: Callable[[], float] = time.time
     ) -> None:
         self.flow = flow
-        self.clients = clients or InternalClients()
+        self.clients = clients or ClientFactory()
         self.clock = clock
         self.topic = flow_checkpoints_topic(flow)
         self.emit_interval = flow.emit_checkpoints_interval_seconds
@@ -109,7 +102,7 @@ class CheckpointEmitter:
         self.topic_filter = TopicFilter(flow)
         self.policy = flow.policy()
         self.syncs = OffsetSyncReader(flow, self.clients)
-        self.last: dict[CheckpointKey, Checkpoint] = {}
+        self.last: LatestCheckpoints = {}  # the newest checkpoint written (or read back) per key
         self.untranslated = 0  # group offsets no sync covered in the last round
         self.offsets: list[GroupOffset] = []  # as read by the last full round
         self._admin: AdminClient | None = None
@@ -131,7 +124,7 @@ class CheckpointEmitter:
 
     def _emit(self) -> bool:
         self.syncs.update()
-        new = [cp for cp in self.checkpoints(self.offsets) if advances(self.last.get(_key(cp)), cp)]
+        new = [cp for cp in self.checkpoints(self.offsets) if advances(self._last(cp), cp)]
         self._write(new)
         return bool(new)
 
@@ -160,11 +153,14 @@ class CheckpointEmitter:
         ensure_topic(target_admin, self.topic, COMPACTED_CONFIG)
         tail = TopicTail(self.clients.consumer(self.flow.target, f"{self.flow.name}-checkpoints"), self.topic)
         try:
-            self.last = {_key(cp): cp for cp in read_checkpoints(tail)}
+            self.last = latest_checkpoints(read_checkpoints(tail))
         finally:
             tail.close()
         self._producer = self.clients.producer(self.flow.target)
         return self._admin
+
+    def _last(self, cp: Checkpoint) -> Checkpoint | None:
+        return self.last.get(cp.consumer_group_id, {}).get((cp.topic, cp.partition))
 
     def _write(self, checkpoints: list[Checkpoint]) -> None:
         if not checkpoints or self._producer is None:
@@ -172,11 +168,7 @@ class CheckpointEmitter:
         for cp in checkpoints:
             key, value = cp.to_bytes()
             self._producer.produce(self.topic, value, key, 0, timestamp=cp.timestamp or 0)
-            self.last[_key(cp)] = cp
+            latest_checkpoints([cp], self.last)  # the next round compares with what was produced
         remaining = self._producer.flush(TIMEOUT)
         if remaining:
             raise TimeoutError(f"{self.topic}: {remaining} checkpoints not delivered within {TIMEOUT}s")
-
-
-def _key(cp: Checkpoint) -> CheckpointKey:
-    return cp.consumer_group_id, cp.topic, cp.partition

@@ -16,8 +16,9 @@ from confluent_kafka import KafkaException, TopicPartition
 
 from replication.config import FlowConfig
 from replication.emitters.checkpoints import read_checkpoints
-from replication.kafka.internaltopics import InternalClients, TopicTail, flow_checkpoints_topic
-from replication.mm2.records import Checkpoint
+from replication.kafka.clients import ClientFactory
+from replication.kafka.internaltopics import TopicTail, flow_checkpoints_topic
+from replication.mm2.records import Checkpoint, LatestCheckpoints, latest_checkpoints
 from replication.offsets.groupoffsets import ConsumerGroups
 
 log = logging.getLogger("replication.groupsync")
@@ -39,12 +40,12 @@ def offsets_to_write(
 class GroupOffsetSync:
     """One flow's group offset sync: `run_once()` applies the latest checkpoints to the target's empty groups."""
 
-    def __init__(self, flow: FlowConfig, clients: InternalClients | None = None) -> None:
+    def __init__(self, flow: FlowConfig, clients: ClientFactory | None = None) -> None:
         self.flow = flow
-        self.clients = clients or InternalClients()
+        self.clients = clients or ClientFactory()
         self.interval = flow.sync_group_offsets_interval_seconds
         self.topic = flow_checkpoints_topic(flow)
-        self.latest: dict[str, dict[tuple[str, int], Checkpoint]] = {}  # group -> (remote topic, partition) -> cp
+        self.latest: LatestCheckpoints = {}
         self.skipped_active: set[str] = set()  # groups left alone in the last round because they had members
         self._tail: TopicTail | None = None
         self._groups: ConsumerGroups | None = None
@@ -54,8 +55,7 @@ class GroupOffsetSync:
         if self._tail is None:
             self._tail = TopicTail(self.clients.consumer(self.flow.target, f"{self.flow.name}-groupsync"), self.topic)
             self._groups = ConsumerGroups(self.clients.admin(self.flow.target))
-        for cp in read_checkpoints(self._tail):
-            self.latest.setdefault(cp.consumer_group_id, {})[(cp.topic, cp.partition)] = cp
+        latest_checkpoints(read_checkpoints(self._tail), self.latest)
         if not self.latest or self._groups is None:
             return False
         states = self._groups.describe(self.latest)

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from confluent_kafka import Producer
 
 from replication.config import FlowConfig
-from replication.kafka.internaltopics import COMPACTED_CONFIG, TIMEOUT, InternalClients, ensure_topic
+from replication.kafka.clients import ClientFactory
+from replication.kafka.internaltopics import COMPACTED_CONFIG, TIMEOUT, ensure_topic
 from replication.mm2.policy import HEARTBEATS_TOPIC
 from replication.mm2.records import Heartbeat
 
@@ -22,10 +23,10 @@ class HeartbeatEmitter:
     """One flow's heartbeats: `run_once()` writes one heartbeat to `heartbeats` in the source cluster."""
 
     def __init__(
-        self, flow: FlowConfig, clients: InternalClients | None = None, clock: Callable[[], float] = time.time
+        self, flow: FlowConfig, clients: ClientFactory | None = None, clock: Callable[[], float] = time.time
     ) -> None:
         self.flow = flow
-        self.clients = clients or InternalClients()
+        self.clients = clients or ClientFactory()
         self.clock = clock
         self.interval = flow.emit_heartbeats_interval_seconds
         self._producer: Producer | None = None

@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 LIBRDKAFKA_LOG = logging.getLogger("replication.librdkafka")
 LINES_PER_SECOND = 10
@@ -48,3 +49,9 @@ class RateLimitFilter(logging.Filter):
 
 
 LIBRDKAFKA_LOG.addFilter(RateLimitFilter())
+
+
+def logged(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a librdkafka client config that logs through LIBRDKAFKA_LOG: every client's config goes through
+    this, so none logs on its own (unbounded) or misses the rate limit."""
+    return {**config, "logger": LIBRDKAFKA_LOG}

@@ -1,4 +1,5 @@
-"""Client settings for replication, in one place: the no-data-loss and throughput choices with their reasons."""
+"""Client settings for replication, in one place: the no-data-loss and throughput choices with their reasons, and
+ClientFactory, which builds every Kafka client of the data plane from them."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient
 
-from replication.config import FlowConfig
-from replication.kafka.clientlog import LIBRDKAFKA_LOG as _librdkafka_log  # rate-limited
+from replication.config import ClusterConfig, FlowConfig
+from replication.kafka.clientlog import LIBRDKAFKA_LOG, logged
 
 log = logging.getLogger("replication.clients")
 
@@ -22,7 +23,7 @@ class _ExpectedWarnings(logging.Filter):
         return "enable.gapless.guarantee is experimental" not in record.getMessage()
 
 
-_librdkafka_log.addFilter(_ExpectedWarnings())
+LIBRDKAFKA_LOG.addFilter(_ExpectedWarnings())
 
 TRANSACTION_TIMEOUT_MS = 60000
 ErrorCallback = Callable[[KafkaError], None]
@@ -34,50 +35,53 @@ def transactional_id(flow: FlowConfig, task_id: int) -> str:
 
 
 def consumer_config(flow: FlowConfig, task_id: int) -> dict[str, Any]:
-    config: dict[str, Any] = {
-        **flow.source.client,
-        # Required by the client, but never used to join a group: partitions are assigned manually.
-        "group.id": f"mirrorplane-{flow.source.alias}-{flow.target.alias}",
-        "client.id": f"mirrorplane-{flow.name}-{task_id}-consumer",
-        "enable.auto.commit": False,
-        "enable.auto.offset.store": False,
-        # Never jump silently: an out-of-range position surfaces as an error and is reported as data loss.
-        "auto.offset.reset": "error",
-        # The default 1000 ms backoff halves throughput (performance baseline).
-        "fetch.queue.backoff.ms": 10,
-        "queued.max.messages.kbytes": 65536,
-        "isolation.level": "read_committed" if flow.exactly_once else "read_uncommitted",
-        "logger": _librdkafka_log,
-    }
+    config = logged(
+        {
+            **flow.source.client,
+            # Required by the client, but never used to join a group: partitions are assigned manually.
+            "group.id": f"mirrorplane-{flow.source.alias}-{flow.target.alias}",
+            "client.id": f"mirrorplane-{flow.name}-{task_id}-consumer",
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            # Never jump silently: an out-of-range position surfaces as an error and is reported as data loss.
+            "auto.offset.reset": "error",
+            # The default 1000 ms backoff halves throughput (performance baseline).
+            "fetch.queue.backoff.ms": 10,
+            "queued.max.messages.kbytes": 65536,
+            "isolation.level": "read_committed" if flow.exactly_once else "read_uncommitted",
+        }
+    )
     config.update(flow.consumer_overrides)
     return config
 
 
 def position_reader_config(flow: FlowConfig, task_id: int) -> dict[str, Any]:
     """A consumer of the target cluster, for reading back the positions topic."""
-    return {
-        **flow.target.client,
-        "group.id": f"mirrorplane-{flow.source.alias}-{flow.target.alias}-positions",
-        "client.id": f"mirrorplane-{flow.name}-{task_id}-positions",
-        "enable.auto.commit": False,
-        "logger": _librdkafka_log,
-    }
+    return logged(
+        {
+            **flow.target.client,
+            "group.id": f"mirrorplane-{flow.source.alias}-{flow.target.alias}-positions",
+            "client.id": f"mirrorplane-{flow.name}-{task_id}-positions",
+            "enable.auto.commit": False,
+        }
+    )
 
 
 def producer_config(flow: FlowConfig, task_id: int) -> dict[str, Any]:
-    config: dict[str, Any] = {
-        **flow.target.client,
-        "client.id": f"mirrorplane-{flow.name}-{task_id}-producer",
-        "acks": "all",
-        "enable.idempotence": True,
-        "linger.ms": 5,
-        "batch.num.messages": 10000,
-        "queue.buffering.max.messages": 500000,
-        "queue.buffering.max.kbytes": 1048576,
-        # Let the target broker judge record size; its error names the limit instead of a local refusal.
-        "message.max.bytes": 100 * 1024 * 1024,
-        "logger": _librdkafka_log,
-    }
+    config = logged(
+        {
+            **flow.target.client,
+            "client.id": f"mirrorplane-{flow.name}-{task_id}-producer",
+            "acks": "all",
+            "enable.idempotence": True,
+            "linger.ms": 5,
+            "batch.num.messages": 10000,
+            "queue.buffering.max.messages": 500000,
+            "queue.buffering.max.kbytes": 1048576,
+            # Let the target broker judge record size; its error names the limit instead of a local refusal.
+            "message.max.bytes": 100 * 1024 * 1024,
+        }
+    )
     if flow.exactly_once:
         config["transactional.id"] = transactional_id(flow, task_id)
         config["transaction.timeout.ms"] = TRANSACTION_TIMEOUT_MS
@@ -89,6 +93,36 @@ def producer_config(flow: FlowConfig, task_id: int) -> dict[str, Any]:
         config["enable.gapless.guarantee"] = True
     config.update(flow.producer_overrides)
     return config
+
+
+def internal_producer_config(cluster: ClusterConfig) -> dict[str, Any]:
+    """A producer of internal topics (offset syncs, checkpoints, heartbeats)."""
+    return logged(
+        {
+            **cluster.client,
+            "enable.idempotence": True,  # keeps one partition's syncs in the order they were written
+            # A lost record fails everything after it (fatal) rather than leave a hole readers would step over.
+            "enable.gapless.guarantee": True,
+            "acks": "all",
+            "linger.ms": 5,
+        }
+    )
+
+
+def internal_consumer_config(cluster: ClusterConfig, purpose: str) -> dict[str, Any]:
+    """A consumer that reads internal topics from the beginning (see internaltopics.TopicTail)."""
+    return logged(
+        {
+            **cluster.client,
+            "group.id": f"mirrorplane-{purpose}",  # never joined: partitions are assigned manually
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+            "auto.offset.reset": "earliest",
+            "isolation.level": "read_committed",
+            # A fetch waiting for data holds the connection: the end-offset query behind it would wait this long.
+            "fetch.wait.max.ms": 100,
+        }
+    )
 
 
 def settings_error(settings: Mapping[str, str], logger: logging.Logger) -> str | None:
@@ -110,26 +144,34 @@ def settings_error(settings: Mapping[str, str], logger: logging.Logger) -> str |
 
 
 class ClientFactory:
-    """Builds the clients of a flow; tests substitute fakes through the same three methods."""
+    """Builds every Kafka client of the data plane: a task's consumer and producer, and any cluster's admin client
+    and internal-topic producer and consumer. Tests substitute fakes with the methods they use."""
 
-    def consumer(
+    def task_consumer(
         self,
         flow: FlowConfig,
         task_id: int,
         error_cb: ErrorCallback | None = None,
         settings: Mapping[str, Any] | None = None,
     ) -> Consumer:
-        config = {**consumer_config(flow, task_id), **(settings or {})}
-        if error_cb is not None:
-            config["error_cb"] = error_cb
-        return Consumer(config)
+        return Consumer(_with_error_cb({**consumer_config(flow, task_id), **(settings or {})}, error_cb))
 
-    def producer(self, flow: FlowConfig, task_id: int, error_cb: ErrorCallback | None = None) -> Producer:
-        config = producer_config(flow, task_id)
-        if error_cb is not None:
-            config["error_cb"] = error_cb
-        return Producer(config)
+    def task_producer(self, flow: FlowConfig, task_id: int, error_cb: ErrorCallback | None = None) -> Producer:
+        return Producer(_with_error_cb(producer_config(flow, task_id), error_cb))
 
-    def admin(self, client: dict[str, Any] | Any) -> AdminClient:
-        config: dict[str, Any] = {**dict(client), "logger": _librdkafka_log}
-        return AdminClient(config)
+    def admin(self, cluster: ClusterConfig) -> AdminClient:
+        return AdminClient(logged(cluster.client))
+
+    def producer(self, cluster: ClusterConfig, error_cb: ErrorCallback | None = None) -> Producer:
+        """A producer of the cluster's internal topics."""
+        return Producer(_with_error_cb(internal_producer_config(cluster), error_cb))
+
+    def consumer(self, cluster: ClusterConfig, purpose: str) -> Consumer:
+        """A consumer of the cluster's internal topics; purpose names its (never joined) group."""
+        return Consumer(internal_consumer_config(cluster, purpose))
+
+
+def _with_error_cb(config: dict[str, Any], error_cb: ErrorCallback | None) -> dict[str, Any]:
+    if error_cb is not None:
+        config["error_cb"] = error_cb
+    return config

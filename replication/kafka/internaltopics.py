@@ -21,14 +21,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
-from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from replication.config import ClusterConfig, FlowConfig
-from replication.kafka.clientlog import LIBRDKAFKA_LOG as _librdkafka_log  # rate-limited
 from replication.kafka.topicsync import effective_replication_factor
 from replication.mm2.policy import checkpoints_topic
 
@@ -53,45 +50,11 @@ def flow_checkpoints_topic(flow: FlowConfig) -> str:
     return checkpoints_topic(flow.source.alias)
 
 
-class InternalClients:
-    """Builds the plain clients that read and write internal topics; tests substitute fakes."""
+def ensure_topic(admin: AdminClient, topic: str, config: dict[str, str], replication_factor: int = -1) -> None:
+    """Create a one-partition internal topic with config if it is missing (one partition keeps syncs in order).
 
-    def producer(self, cluster: ClusterConfig, error_cb: Callable[[KafkaError], None] | None = None) -> Producer:
-        config: dict[str, Any] = {
-            **cluster.client,
-            "enable.idempotence": True,  # keeps one partition's syncs in the order they were written
-            # A lost record fails everything after it (fatal) rather than leave a hole readers would step over.
-            "enable.gapless.guarantee": True,
-            "acks": "all",
-            "linger.ms": 5,
-            "logger": _librdkafka_log,
-        }
-        if error_cb is not None:
-            config["error_cb"] = error_cb
-        return Producer(config)
-
-    def consumer(self, cluster: ClusterConfig, purpose: str) -> Consumer:
-        config: dict[str, Any] = {
-            **cluster.client,
-            "group.id": f"mirrorplane-{purpose}",  # never joined: partitions are assigned manually
-            "enable.auto.commit": False,
-            "enable.partition.eof": True,
-            "auto.offset.reset": "earliest",
-            "isolation.level": "read_committed",
-            # A fetch waiting for data holds the connection: the end-offset query behind it would wait this long.
-            "fetch.wait.max.ms": 100,
-            "logger": _librdkafka_log,
-        }
-        return Consumer(config)
-
-    def admin(self, cluster: ClusterConfig) -> AdminClient:
-        config: dict[str, Any] = {**cluster.client, "logger": _librdkafka_log}
-        return AdminClient(config)
-
-
-def ensure_topic(admin: AdminClient, topic: str, config: dict[str, str]) -> None:
-    """Create a one-partition internal topic with config if it is missing (one partition keeps syncs in order)."""
-    factor = effective_replication_factor(admin, -1)
+    replication_factor -1 is the cluster's default (see effective_replication_factor)."""
+    factor = effective_replication_factor(admin, replication_factor)
     try:
         admin.create_topics([NewTopic(topic, 1, factor, config=config)])[topic].result(timeout=TIMEOUT)
         log.info("created internal topic %s %s", topic, config)

@@ -94,7 +94,7 @@ def provision_flow(
     clients = clients or ClientFactory()
     started = clock()
     deadline = started + deadline_seconds
-    admins = {"source": clients.admin(flow.source.client), "target": clients.admin(flow.target.client)}
+    admins = {"source": clients.admin(flow.source), "target": clients.admin(flow.target)}
     internal = internal_topics(flow)
     for role, admin in admins.items():
         wanted = [t for t in internal if t.cluster == role]

@@ -13,7 +13,8 @@ from confluent_kafka.admin import AdminClient
 
 from replication.config import ClusterConfig
 from replication.emitters.checkpoints import read_checkpoints
-from replication.kafka.internaltopics import TIMEOUT, InternalClients, TopicTail
+from replication.kafka.clients import ClientFactory
+from replication.kafka.internaltopics import TIMEOUT, TopicTail
 from replication.mm2.policy import (
     DefaultReplicationPolicy,
     ReplicationPolicy,
@@ -21,6 +22,7 @@ from replication.mm2.policy import (
     is_heartbeats_topic,
     source_chain,
 )
+from replication.mm2.records import latest_checkpoints
 
 
 def hops_for_topic(policy: ReplicationPolicy, topic: str, upstream: str) -> int:
@@ -63,13 +65,13 @@ class MirrorClient:
         self,
         cluster: ClusterConfig,
         policy: ReplicationPolicy | None = None,
-        clients: InternalClients | None = None,
+        clients: ClientFactory | None = None,
         timeout: float = TIMEOUT,
     ) -> None:
         self.cluster = cluster
         self.timeout = timeout
         self.policy = policy or DefaultReplicationPolicy()
-        self.clients = clients or InternalClients()
+        self.clients = clients or ClientFactory()
         self._admin: AdminClient = self.clients.admin(cluster)
 
     def topics(self) -> set[str]:
@@ -99,4 +101,5 @@ class MirrorClient:
             checkpoints = read_checkpoints(tail, timeout)
         finally:
             tail.close()
-        return {(cp.topic, cp.partition): cp.downstream_offset for cp in checkpoints if cp.consumer_group_id == group}
+        latest = latest_checkpoints(checkpoints).get(group, {})
+        return {tp: cp.downstream_offset for tp, cp in latest.items()}

@@ -8,6 +8,7 @@ lets Mirrorplane read topics MM2 left behind. Decoding refuses anything malforme
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar, Self
 
@@ -169,6 +170,18 @@ class Checkpoint:
         metadata = v.string("metadata")
         v.end()
         return cls(group, topic, partition, upstream, downstream, metadata, timestamp)
+
+
+LatestCheckpoints = dict[str, dict[tuple[str, int], Checkpoint]]  # group -> (remote topic, partition) -> checkpoint
+
+
+def latest_checkpoints(checkpoints: Iterable[Checkpoint], latest: LatestCheckpoints | None = None) -> LatestCheckpoints:
+    """The newest checkpoint per group and (remote topic, partition) of checkpoints read oldest first, as the
+    compacted checkpoints topic keeps them: the last one wins. Given `latest` (an incremental read), updates it."""
+    result: LatestCheckpoints = {} if latest is None else latest
+    for cp in checkpoints:
+        result.setdefault(cp.consumer_group_id, {})[(cp.topic, cp.partition)] = cp
+    return result
 
 
 @dataclass(frozen=True, slots=True)

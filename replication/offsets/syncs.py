@@ -35,10 +35,10 @@ from dataclasses import dataclass, field
 from confluent_kafka import KafkaError, KafkaException, Message, Producer, TopicPartition
 
 from replication.config import FlowConfig
+from replication.kafka.clients import ClientFactory
 from replication.kafka.internaltopics import (
     OFFSET_SYNCS_CONFIG,
     OFFSET_SYNCS_RETENTION_MS,
-    InternalClients,
     ensure_topic,
     offset_syncs_cluster,
     offset_syncs_topic,
@@ -156,13 +156,13 @@ class OffsetSyncEmitter:
         self,
         flow: FlowConfig,
         positions: Positions | None = None,
-        clients: InternalClients | None = None,
+        clients: ClientFactory | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.flow = flow
         self.topic = offset_syncs_topic(flow)
         self.positions = positions  # the task consumer's position(): it skips markers that acked_next cannot
-        self.clients = clients or InternalClients()
+        self.clients = clients or ClientFactory()
         self.clock = clock
         self.marker = 1 if flow.exactly_once else 0
         self.rewrite_after = OFFSET_SYNCS_RETENTION_MS / 1000 / 4  # an idle partition's frontier outlives retention

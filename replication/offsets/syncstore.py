@@ -7,7 +7,8 @@ from array import array
 from bisect import bisect_left
 
 from replication.config import FlowConfig
-from replication.kafka.internaltopics import InternalClients, TopicTail, offset_syncs_cluster, offset_syncs_topic
+from replication.kafka.clients import ClientFactory
+from replication.kafka.internaltopics import TopicTail, offset_syncs_cluster, offset_syncs_topic
 from replication.mm2.records import OffsetSync, RecordFormatError
 from replication.offsets.syncs import EPOCH_HEADER, EPOCH_START
 
@@ -106,8 +107,8 @@ class OffsetSyncStore:
 class OffsetSyncReader:
     """Feeds an OffsetSyncStore from a flow's offset-syncs topic, incrementally."""
 
-    def __init__(self, flow: FlowConfig, clients: InternalClients | None = None) -> None:
-        clients = clients or InternalClients()
+    def __init__(self, flow: FlowConfig, clients: ClientFactory | None = None) -> None:
+        clients = clients or ClientFactory()
         self.topic = offset_syncs_topic(flow)
         consumer = clients.consumer(offset_syncs_cluster(flow), f"{flow.source.alias}-{flow.target.alias}-syncs")
         self.tail = TopicTail(consumer, self.topic)

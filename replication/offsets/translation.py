@@ -20,7 +20,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from replication.config import FlowConfig
 from replication.emitters.checkpoints import group_offsets
-from replication.kafka.internaltopics import InternalClients
+from replication.kafka.clients import ClientFactory
 from replication.mm2.filters import TopicFilter
 from replication.offsets.syncstore import OffsetSyncReader, OffsetSyncStore
 
@@ -50,9 +50,9 @@ class Translation:
 class OffsetTranslator:
     """Translates committed offsets of source groups for one flow (the CLI's `offsets translate`)."""
 
-    def __init__(self, flow: FlowConfig, clients: InternalClients | None = None) -> None:
+    def __init__(self, flow: FlowConfig, clients: ClientFactory | None = None) -> None:
         self.flow = flow
-        self.clients = clients or InternalClients()
+        self.clients = clients or ClientFactory()
         self.policy = flow.policy()
         self.syncs = OffsetSyncReader(flow, self.clients)
         self.source: Consumer = self.clients.consumer(flow.source, f"{flow.name}-translate")

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
 
 TopicPartitionKey = tuple[str, int]
 
@@ -56,16 +55,6 @@ def decode(key: bytes, value: bytes) -> tuple[TopicPartitionKey, Position]:
         return (str(topic), int(partition)), Position(int(data["next"]), int(data["hw"]))
     position = Position(int(data["next"]), int(data["hw"]), int(down), str(remote))
     return (str(topic), int(partition)), position
-
-
-def ensure_topic(admin: AdminClient, topic: str, replication_factor: int = -1) -> None:
-    """Create the compacted positions topic if it is missing."""
-    new = NewTopic(topic, 1, replication_factor, config={"cleanup.policy": "compact"})
-    try:
-        admin.create_topics([new])[topic].result(timeout=30)
-    except KafkaException as exc:
-        if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
-            raise
 
 
 def load(consumer_config: dict[str, Any], topic: str, timeout: float = 60.0) -> dict[TopicPartitionKey, Position]:

@@ -58,7 +58,7 @@ class BatchProducer:
         task_id: int,
         on_run_acked: Callable[[Run, int], None] = _ignore_run,
     ) -> None:
-        self.client: Producer = clients.producer(flow, task_id, error_cb=self.error_cb)
+        self.client: Producer = clients.task_producer(flow, task_id, error_cb=self.error_cb)
         self.flow = flow
         self.metrics = metrics
         self.task_id = task_id

@@ -14,6 +14,7 @@ from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 from replication.config import FlowConfig
 from replication.errors import ReplicationError
 from replication.kafka.clients import ClientFactory, consumer_config, position_reader_config
+from replication.kafka.internaltopics import COMPACTED_CONFIG, ensure_topic
 from replication.kafka.topicsync import TopicSync
 from replication.metrics.registry import REGISTRY, MetricsRegistry
 from replication.mm2.filters import nothing_matched
@@ -94,10 +95,10 @@ class ReplicationTask:
     # -- lifecycle -----------------------------------------------------------------------------------
     def start(self) -> None:
         flow = self.flow
-        self.source_admin = self.clients.admin(flow.source.client)
-        self.target_admin = self.clients.admin(flow.target.client)
+        self.source_admin = self.clients.admin(flow.source)
+        self.target_admin = self.clients.admin(flow.target)
         self.topic_sync = TopicSync(flow, self.source_admin, self.target_admin)
-        self.consumer = self.clients.consumer(flow, self.task_id, error_cb=self.faults.source_error)
+        self.consumer = self.clients.task_consumer(flow, self.task_id, error_cb=self.faults.source_error)
         if flow.emit_offset_syncs_enabled:
             self.offset_syncs = OffsetSyncEmitter(flow, self.consumer.position)
             self.listeners.append(self.offset_syncs)
@@ -120,7 +121,7 @@ class ReplicationTask:
         )
         self.committer.init_transactions()  # fences any zombie before the positions are read
         if not self.provisioned:
-            positions.ensure_topic(self.target_admin, self.positions_topic, self.topic_sync.replication_factor)
+            ensure_topic(self.target_admin, self.positions_topic, COMPACTED_CONFIG, self.topic_sync.replication_factor)
         self._stored = positions.load(position_reader_config(flow, self.task_id), self.positions_topic)
         self.resumer = Resumer(flow, self.task_id, self.clients, self.faults, listener.run_acked)
         self.metrics.set_task_state(flow.name, self.task_id, "RUNNING")

@@ -187,7 +187,7 @@ class Resumer:
 
     def resume(self, windows: Sequence[Window], states: dict[tuple[str, int], PartitionState], out: Outgoing) -> None:
         eof = {"enable.partition.eof": True}
-        source = self.clients.consumer(self.flow, self.task_id, settings=eof)  # the task consumer's isolation
+        source = self.clients.task_consumer(self.flow, self.task_id, settings=eof)  # the task consumer's isolation
         target = Consumer({**position_reader_config(self.flow, self.task_id), **eof})
         try:
             results = WindowVerifier(source, target, out, self.timeout).verify(windows)

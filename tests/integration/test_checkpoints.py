@@ -19,7 +19,8 @@ from confluent_kafka import ConsumerGroupTopicPartitions, Producer, TopicPartiti
 from replication.config import FlowConfig
 from replication.emitters.checkpoints import CheckpointEmitter, read_checkpoints
 from replication.emitters.periodic import CheckpointSchedule, run_periodically
-from replication.kafka.internaltopics import InternalClients, TopicTail
+from replication.kafka.clients import ClientFactory
+from replication.kafka.internaltopics import TopicTail
 from replication.metrics.registry import MetricsRegistry
 from replication.task.replicationtask import ReplicationTask
 from tests.support.kafka import admin, create_topic, end_offsets, unique_topic, wait_until
@@ -55,7 +56,7 @@ class CheckpointWatcher:
     """Tails the checkpoint topic and remembers when each (group, upstream offset) was first readable."""
 
     def __init__(self, flow: FlowConfig) -> None:
-        consumer = InternalClients().consumer(flow.target, f"test-{unique_topic('watch')}")
+        consumer = ClientFactory().consumer(flow.target, f"test-{unique_topic('watch')}")
         self.tail = TopicTail(consumer, f"{flow.source.alias}.checkpoints.internal")
         self.seen: list[tuple[float, str, int, int, int]] = []  # time, group, partition, upstream, downstream
         self.stopping = threading.Event()
@@ -138,7 +139,7 @@ def test_checkpoints_never_go_backwards_unless_the_group_was_reset_backwards(kaf
         assert not again.run_once()
     finally:
         again.close()
-    tail = TopicTail(InternalClients().consumer(flow.target, unique_topic("t")), "us-east.checkpoints.internal")
+    tail = TopicTail(ClientFactory().consumer(flow.target, unique_topic("t")), "us-east.checkpoints.internal")
     mine = [
         (c.upstream_offset, c.downstream_offset)
         for c in read_checkpoints(tail)

@@ -103,7 +103,7 @@ class FakeClients:
     def __init__(self) -> None:
         self.producer_instance = FakeProducer()
 
-    def producer(self, flow: FlowConfig, task_id: int, error_cb: Any = None) -> FakeProducer:
+    def task_producer(self, flow: FlowConfig, task_id: int, error_cb: Any = None) -> FakeProducer:
         return self.producer_instance
 
 

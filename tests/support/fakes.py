@@ -85,7 +85,7 @@ class FakeAdmin:
 
 
 class FakeClients:
-    """InternalClients that record what is produced; one producer and admin per cluster alias."""
+    """ClientFactory fakes that record what is produced; one producer and admin per cluster alias."""
 
     def __init__(self) -> None:
         self.producers: dict[str, FakeProducer] = {}

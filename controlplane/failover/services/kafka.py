@@ -21,8 +21,8 @@ from confluent_kafka.admin import (
 from controlplane.clusters.models import Cluster
 from controlplane.clusters.services import client_settings, connectivity_check
 from controlplane.flows.services import cluster_config
-from replication.kafka.clientlog import LIBRDKAFKA_LOG as _librdkafka_log  # rate-limited
-from replication.kafka.internaltopics import InternalClients
+from replication.kafka.clientlog import logged
+from replication.kafka.clients import ClientFactory
 from replication.offsets.groupoffsets import ConsumerGroups, Partition
 
 log = logging.getLogger(__name__)
@@ -31,7 +31,7 @@ TIMEOUT = 10.0
 
 def admin(cluster: Cluster) -> AdminClient:
     settings: dict[str, Any] = {**client_settings(cluster), "socket.timeout.ms": int(TIMEOUT * 1000)}
-    return AdminClient({**settings, "logger": _librdkafka_log})
+    return AdminClient(logged(settings))
 
 
 def reachable(cluster: Cluster) -> tuple[bool, str]:
@@ -44,7 +44,7 @@ def groups(cluster: Cluster) -> ConsumerGroups:
 
 
 def end_offsets(cluster: Cluster, partitions: list[Partition]) -> dict[Partition, int]:
-    consumer = InternalClients().consumer(cluster_config(cluster), "failover-end-offsets")
+    consumer = ClientFactory().consumer(cluster_config(cluster), "failover-end-offsets")
     try:
         return {
             (t, p): int(consumer.get_watermark_offsets(TopicPartition(t, p), timeout=TIMEOUT)[1]) for t, p in partitions

@@ -68,7 +68,7 @@ def final_checkpoint(flow: FlowConfig, groups: list[str]) -> int:
         emitter.run_once()
     finally:
         emitter.close()
-    return sum(1 for group, _, _ in emitter.last if group in groups)
+    return sum(len(partitions) for group, partitions in emitter.last.items() if group in groups)
 
 
 def _planned(

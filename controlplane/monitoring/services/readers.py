@@ -10,18 +10,19 @@ from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from replication.config import ClusterConfig
 from replication.emitters.checkpoints import read_checkpoints
-from replication.kafka.internaltopics import InternalClients, TopicTail
-from replication.mm2 import mirrorclient
+from replication.kafka.clients import ClientFactory
+from replication.kafka.internaltopics import TopicTail
+from replication.mm2 import mirrorclient, records
 from replication.mm2.mirrorclient import MirrorClient
 from replication.mm2.policy import checkpoints_topic
-from replication.mm2.records import Checkpoint, Heartbeat, RecordFormatError
+from replication.mm2.records import Checkpoint, Heartbeat, LatestCheckpoints, RecordFormatError
 
 READ_TIMEOUT = 10.0
 
 
 def newest_heartbeat(cluster: ClusterConfig, topic: str, timeout: float = READ_TIMEOUT) -> Heartbeat | None:
     """The last heartbeat in ``topic`` (partition 0) of the cluster, or None if the topic is empty or missing."""
-    consumer = InternalClients().consumer(cluster, "ui-heartbeats")
+    consumer = ClientFactory().consumer(cluster, "ui-heartbeats")
     try:
         try:
             low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=timeout)
@@ -60,7 +61,7 @@ def upstream_hops(cluster: ClusterConfig) -> dict[str, int]:
 def checkpoints(target: ClusterConfig, source_alias: str, timeout: float = READ_TIMEOUT) -> list[Checkpoint]:
     """Every checkpoint in ``<source alias>.checkpoints.internal`` on the target, oldest first."""
     tail = TopicTail(
-        InternalClients().consumer(target, f"ui-checkpoints-{source_alias}"), checkpoints_topic(source_alias)
+        ClientFactory().consumer(target, f"ui-checkpoints-{source_alias}"), checkpoints_topic(source_alias)
     )
     try:
         return read_checkpoints(tail, timeout)
@@ -68,9 +69,6 @@ def checkpoints(target: ClusterConfig, source_alias: str, timeout: float = READ_
         tail.close()
 
 
-def latest_checkpoints(target: ClusterConfig, source_alias: str) -> dict[str, dict[tuple[str, int], Checkpoint]]:
+def latest_checkpoints(target: ClusterConfig, source_alias: str) -> LatestCheckpoints:
     """group -> (remote topic, partition) -> its newest checkpoint."""
-    latest: dict[str, dict[tuple[str, int], Checkpoint]] = {}
-    for cp in checkpoints(target, source_alias):
-        latest.setdefault(cp.consumer_group_id, {})[(cp.topic, cp.partition)] = cp
-    return latest
+    return records.latest_checkpoints(checkpoints(target, source_alias))

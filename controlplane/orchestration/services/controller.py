@@ -117,7 +117,7 @@ def _source_partitions(flow: Flow, plan_row: FlowPlan) -> list[tuple[str, int]]:
     edited = plan_row.refreshed_at is not None and flow.updated_at > plan_row.refreshed_at
     if (due or edited) and retry_due:
         config = flow_config(flow)
-        admin = ClientFactory().admin(config.source.client)
+        admin = ClientFactory().admin(config.source)
         try:
             topics = TopicSync(config, admin, admin).source_topics(timeout=LIST_TIMEOUT)
         except Exception as exc:

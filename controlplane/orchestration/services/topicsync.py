@@ -12,7 +12,7 @@ def sync_topic_configs_and_acls(flow: Flow) -> dict[str, int]:
     """One sync pass; returns how many remote topics changed config and how many ACL bindings were copied."""
     config = flow_config(flow)
     clients = ClientFactory()
-    sync = TopicSync(config, clients.admin(config.source.client), clients.admin(config.target.client))
+    sync = TopicSync(config, clients.admin(config.source), clients.admin(config.target))
     topics = sync.source_topics()
     sync.ensure_remote_topics(topics)
     changed = sync.sync_configs(list(topics)) if config.sync_topic_configs_enabled else []
