@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+import javaproperties
+
 from replication.config import ConfigError
 
-_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.?)", re.DOTALL)
-_UNESCAPED = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _WHITESPACE = " \t\f"
 
 
@@ -24,53 +25,43 @@ def property_lines(text: str) -> dict[str, int]:
 
 
 def _entries(text: str) -> Iterator[tuple[int, str, str]]:
-    for number, line in _logical_lines(text):
-        key, value = _split_line(line)
-        if not key:
+    """(line number, key, value) of each property; javaproperties reads them, and each element's source text
+    (comments and blank lines included) counts the lines."""
+    number = 1
+    elements = javaproperties.parse(text)
+    while True:
+        try:
+            element = next(elements, None)
+        except javaproperties.InvalidUEscapeError as exc:
+            raise ConfigError(f"line {number}", "malformed \\uxxxx escape") from exc
+        if element is None:
+            return
+        if isinstance(element, javaproperties.KeyValue) and element.key:
+            yield number, element.key, _trimmed(element)
+        elif not isinstance(element, javaproperties.Comment) and element.source.strip(_WHITESPACE + "\r\n"):
+            # `= value`, or a lone continuation backslash that Java would skip: a line with no name is a mistake
             raise ConfigError(f"line {number}", "no property name before the value")
-        yield number, _unescape(key, number), _unescape(value, number)
+        number += len(_LINE_BREAK.findall(element.source))
 
 
-def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
-    start, parts = 0, list[str]()
-    for number, raw in enumerate(re.split(r"\r\n|\r|\n", text), start=1):
-        line = raw.lstrip(_WHITESPACE)
-        if not parts and (not line or line[0] in "#!"):
-            continue
-        start = start if parts else number
-        continued = (len(line) - len(line.rstrip("\\"))) % 2 == 1
-        parts.append(line[:-1] if continued else line)
-        if not continued:
-            yield start, "".join(parts)
-            parts = []
-    if parts:
-        yield start, "".join(parts)
+def _trimmed(element: javaproperties.KeyValue) -> str:
+    """The value without the unescaped whitespace that ends its logical line (Java would keep it; a stray trailing
+    space in a copied MM2 file is never meant). An escaped one, `a\\ `, stays."""
+    physical = _LINE_BREAK.split(element.source.rstrip("\r\n"))
+    logical = "".join(_uncontinued(line if i == 0 else line.lstrip(_WHITESPACE)) for i, line in enumerate(physical))
+    kept = logical.rstrip(_WHITESPACE)
+    trailing = max(0, len(logical) - len(kept) - _odd_backslashes(kept))  # `\\ `: the first space is escaped
+    value = str(element.value)
+    return value[: len(value) - min(trailing, len(value))]
 
 
-def _split_line(line: str) -> tuple[str, str]:
-    end = 0
-    while end < len(line) and line[end] not in "=:" + _WHITESPACE:
-        end += 2 if line[end] == "\\" else 1
-    end = min(end, len(line))
-    rest = line[end:].lstrip(_WHITESPACE)
-    if rest[:1] in ("=", ":"):
-        rest = rest[1:].lstrip(_WHITESPACE)
-    value = rest.rstrip(_WHITESPACE)
-    if (len(value) - len(value.rstrip("\\"))) % 2 == 1:  # keep an escaped trailing space: `a\ `
-        value = rest[: len(value) + 1]
-    return line[:end], value
+def _uncontinued(line: str) -> str:
+    return line[:-1] if _odd_backslashes(line) else line
 
 
-def _unescape(text: str, number: int) -> str:
-    def replace(match: re.Match[str]) -> str:
-        code = match.group(1)
-        if code.startswith("u") and len(code) == 5:
-            return chr(int(code[1:], 16))
-        if code == "u":
-            raise ConfigError(f"line {number}", "malformed \\uxxxx escape")
-        return _UNESCAPED.get(code, code)
-
-    return _ESCAPE.sub(replace, text)
+def _odd_backslashes(text: str) -> int:
+    """1 if text ends with an odd number of backslashes (the last one escapes what follows), else 0."""
+    return (len(text) - len(text.rstrip("\\"))) % 2
 
 
 def _escape(text: str, *, key: bool) -> str:
