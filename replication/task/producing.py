@@ -150,7 +150,7 @@ class BatchProducer:
             _fetched_from(state, last_offset),
         )
         state.inflight += 1
-        self.outstanding += 1
+        self._in_flight()
         self._produce_when_room(state, last, functools.partial(self._acked, run))
         if self.flow.exactly_once:
             self._consumed[state] = run.next_offset
@@ -209,7 +209,7 @@ class BatchProducer:
         first_ts, ts = records[0][0].timestamp()[1], records[-1][0].timestamp()[1]
         run = Run(state, upstream[0], last, len(records), nbytes, ts, consumed_ms, upstream, first_ts, fetched_from)
         state.inflight += 1
-        self.outstanding += 1
+        self._in_flight()
         for i, (msg, (key, value, headers)) in enumerate(records):
             callback = functools.partial(self._acked, run) if i == len(records) - 1 else None
             self._produce_record(state, msg, key, value, headers, callback)
@@ -300,6 +300,13 @@ class BatchProducer:
             yield
         finally:
             self._purging = False
+
+    def _in_flight(self) -> None:
+        """One more run in flight. The stall clock starts with the first run sent after everything was acknowledged,
+        not at the last acknowledgement: after an idle spell that would report a stall at once."""
+        if self.outstanding == 0:
+            self.last_ack = time.monotonic()
+        self.outstanding += 1
 
     def stalled_for(self, now: float) -> float:
         """Seconds the target has kept records unacknowledged (0 when nothing is in flight)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -112,3 +113,15 @@ def test_identity_policy_marks_provenance_and_never_sends_a_record_back() -> Non
     assert [p.headers for p in fake.produced] == [[("x", b"1"), (PROVENANCE_HEADER, b"us-west")]]
     fake.deliver_all()
     assert states[("orders", 0)].acked_next == 2
+
+
+def test_records_sent_after_an_idle_spell_are_not_reported_as_a_stall() -> None:
+    producer, fake, states = _setup()
+    producer.replicate([FakeMessage("orders", 0, 0)], states, None, _no_error)  # type: ignore[arg-type]
+    fake.deliver_all()
+    producer.last_ack -= 60  # a minute with nothing to send
+    assert producer.stalled_for(time.monotonic()) == 0.0
+    producer.replicate([FakeMessage("orders", 0, 1)], states, None, _no_error)  # type: ignore[arg-type]
+    assert producer.stalled_for(time.monotonic()) < 1.0
+    producer.last_ack -= 20  # now the target really keeps it unacknowledged
+    assert producer.stalled_for(time.monotonic()) >= 20
