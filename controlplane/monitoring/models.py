@@ -13,7 +13,11 @@ class FlowSample(models.Model):
     flow = models.ForeignKey("flows.Flow", on_delete=models.CASCADE, related_name="samples")
     at = models.DateTimeField(db_index=True)
     records = models.BigIntegerField(default=0, help_text="records replicated by the running tasks (cumulative)")
-    records_per_second = models.FloatField(default=0.0)
+    records_per_second = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="records/s over the last minute of samples; null: no earlier sample that recent (no data)",
+    )
     lag = models.BigIntegerField(null=True, blank=True, help_text="source records not yet replicated")
     latency_p99_ms = models.FloatField(null=True, blank=True)
     health = models.CharField(max_length=16, choices=Health.choices)

@@ -16,14 +16,38 @@ function xRange(samples) {
   return [new Date(Math.min(Math.max(first, now - WINDOW_MS), now - MIN_WINDOW_MS)), new Date(now)];
 }
 
+// Samples with a break (null) wherever the sampler took none for over three of its usual intervals (the flow or the
+// sampler stopped): the line then stops there instead of sloping across time with no data.
+function withGaps(samples, key) {
+  const times = samples.map((s) => Date.parse(s.at));
+  const steps = times
+    .slice(1)
+    .map((t, i) => t - times[i])
+    .sort((a, b) => a - b);
+  const usual = steps.length ? steps[Math.floor(steps.length / 2)] : 0;
+  const x = [],
+    y = [];
+  samples.forEach((s, i) => {
+    if (i > 0 && usual > 0 && times[i] - times[i - 1] > 3 * usual) {
+      x.push(new Date((times[i] + times[i - 1]) / 2).toISOString());
+      y.push(null);
+    }
+    x.push(s.at);
+    y.push(s[key]);
+  });
+  return { x, y };
+}
+
 function chart(node, samples, key, colorName, emptyText = "No samples yet") {
   const color = themeColor(colorName),
     panel = themeColor("panel");
+  const { x, y } = withGaps(samples, key);
   const trace = {
     type: "scatter",
     mode: "lines",
-    x: samples.map((s) => s.at),
-    y: samples.map((s) => s[key]),
+    x,
+    y,
+    connectgaps: false,
     line: { color, width: 2, shape: "spline", smoothing: 0.3 },
     fill: "tozeroy",
     fillcolor: withAlpha(color, 0.13),

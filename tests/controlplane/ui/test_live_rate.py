@@ -12,7 +12,8 @@ from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from controlplane.monitoring.models import FlowSample
 from controlplane.monitoring.services.health import FlowTotals
-from controlplane.monitoring.services.sampling import live_rate, window_rate
+from controlplane.monitoring.services.sampling import live_rate, sample_flow, window_rate
+from controlplane.orchestration.taskstatus import FlowStatus, TaskStatus
 
 RATE = 100.0  # records per second really replicated
 REPORT_SECONDS = 5.2  # tasks report their counts about every 5 s: the counter is a staircase
@@ -95,3 +96,34 @@ def test_a_window_counts_a_task_restart_as_growth_from_zero() -> None:
     assert window_rate(points) == (1000 + 500) / 20
     assert window_rate(points[:1]) is None
     assert window_rate([(t0, 1), (t0, 2)]) is None
+
+
+@pytest.mark.django_db
+def test_the_history_chart_never_reads_0_or_double_while_the_rate_is_steady(flow: Flow) -> None:
+    """The sampler's own samples (the flow's throughput chart): with reports every 5.2 s and ticks every 5 s, one
+    tick in about 25 sees no new report. The old difference from the previous sample read 0.0 there and 2x next."""
+    start = timezone.now() - timedelta(minutes=10)
+    for tick in range(5, 305, 5):
+        sample_flow(flow, start + timedelta(seconds=tick), _status_with(counter(tick)))
+    charted = [s.records_per_second for s in FlowSample.objects.filter(flow=flow).order_by("at")]
+    after_a_minute = charted[12:]
+    assert min(after_a_minute) >= 0.9 * RATE and max(after_a_minute) <= 1.1 * RATE, after_a_minute
+
+
+def _status_with(records: int) -> FlowStatus:
+    running = TaskStatus(task_id=0, state="RUNNING", live=True, partition_count=1, lag=0, records=records)
+    return FlowStatus(flow=0, name="us-west->us-east", tasks=(running,))
+
+
+@pytest.mark.django_db
+def test_after_a_gap_in_the_samples_the_rate_counts_only_what_came_after_it(flow: Flow) -> None:
+    """The demo stopped for 40 s and started again: the samples before the gap are in the minute's window, but the
+    time without samples must not dilute the rate (it read 23/s at a steady 41/s on the demo)."""
+    start = timezone.now() - timedelta(minutes=10)
+    for tick in range(5, 65, 5):  # a minute at 100/s
+        FlowSample.objects.create(flow=flow, at=start + timedelta(seconds=tick), records=100 * tick, health="healthy")
+    restarted = start + timedelta(seconds=100)  # 40 s without samples; the new task counts from 0
+    assert sample_flow(flow, restarted, _status_with(0)).records_per_second is None  # nothing since the gap
+    for step in range(1, 4):
+        sampled = sample_flow(flow, restarted + timedelta(seconds=5 * step), _status_with(500 * step))
+        assert sampled.records_per_second == RATE, step

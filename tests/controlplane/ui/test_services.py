@@ -16,9 +16,8 @@ from rest_framework.test import APIClient
 from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from controlplane.monitoring.choices import Health
-from controlplane.monitoring.models import FlowSample
 from controlplane.monitoring.services.health import health, totals
-from controlplane.monitoring.services.sampling import rate
+from controlplane.monitoring.services.sampling import sample_rate
 from controlplane.orchestration.taskstatus import FlowStatus, TaskStatus
 from controlplane.ui.services import preview, reports
 from controlplane.ui.staticfinders import PLOTLY_PATH, PlotlyFinder
@@ -63,12 +62,12 @@ def test_totals_sum_lag_and_take_the_worst_p99() -> None:
     assert (result.lag, result.latency_p99_ms, result.records) == (12, 90.0, 13)
 
 
-def test_throughput_is_the_record_delta_per_second_and_survives_a_task_restart() -> None:
+def test_throughput_is_the_record_growth_per_second_and_survives_a_task_restart() -> None:
     now = timezone.now()
-    previous = FlowSample(at=now - timedelta(seconds=5), records=1000, records_per_second=0.0)
-    assert rate(previous, 1500, now) == 100.0
-    assert rate(previous, 250, now) == 50.0  # the count restarted with a new task
-    assert rate(None, 1500, now) == 0.0
+    previous = [(now - timedelta(seconds=5), 1000, 0.0)]
+    assert sample_rate(previous, 1500, now) == 100.0
+    assert sample_rate(previous, 250, now) == 50.0  # the count restarted with a new task
+    assert sample_rate([], 1500, now) is None  # no earlier sample in the window: no data, not 0
 
 
 def test_reports_show_the_newest_summary_per_job_and_only_rows_about_the_flow(tmp_path: Path, settings: Any) -> None:
