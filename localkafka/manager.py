@@ -110,16 +110,20 @@ class LocalKafka:
             state[cluster.spec.alias]["broker_pid"] = cluster.start_broker()
         self._save(state)
         for cluster in todo:
-            cluster.wait("broker", state[cluster.spec.alias]["broker_pid"], deadline)
+            self._broker_ready(cluster.spec.alias, deadline)
         return {alias: f"127.0.0.1:{state[alias]['broker_port']}" for alias in aliases}
 
     def restart_broker(self, alias: str, timeout: float = 120.0) -> None:
-        """Start the broker of alias again (after a fault test killed it) and wait until it is ready.
+        """Start the broker of alias again (after a fault test killed it) and wait until it is ready."""
+        self._broker_ready(alias, time.monotonic() + timeout)
+
+    def _broker_ready(self, alias: str, deadline: float) -> None:
+        """Wait until the broker of alias answers, starting it again while it exits during start-up.
 
         A broker killed with SIGKILL leaves its ZooKeeper session (and /brokers/ids/0) alive until the session
-        times out; a new broker exits while that node exists, so start-up is retried until the deadline.
+        times out, also across a ZooKeeper restart (`make demo` after a killed demo); a new broker exits while that
+        node exists, so start-up is retried until the deadline.
         """
-        deadline = time.monotonic() + timeout
         while True:
             state = self._load()
             cluster = self._cluster(state[alias])

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from confluent_kafka.admin import NewTopic
 
 from localkafka.cluster import port_open
 from tests.support.kafka import admin
@@ -67,3 +70,20 @@ def test_a_bad_alias_is_an_error_naming_it(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "alias: 'not ok'" in result.stderr
     assert _java_pids_for(tmp_path) == []
+
+
+def test_up_after_a_sigkill_of_broker_and_zookeeper_starts_again_on_the_same_data(tmp_path: Path) -> None:
+    """The killed broker's ZooKeeper session outlives a ZooKeeper restart for its timeout; a broker started at once
+    used to exit on the stale /brokers/ids/0 (a `make demo` right after a killed one failed so)."""
+    state = tmp_path / "lk"
+    try:
+        assert _cli(state, "up", "--clusters", "alpha").returncode == 0
+        client = admin("127.0.0.1:27092")
+        client.create_topics([NewTopic("kept", 1, 1)])["kept"].result(timeout=30)
+        for pid in _java_pids_for(state):
+            os.kill(pid, signal.SIGKILL)
+        again = _cli(state, "up", "--clusters", "alpha")
+        assert again.returncode == 0, again.stderr
+        assert "kept" in admin("127.0.0.1:27092").list_topics(timeout=10).topics
+    finally:
+        _cli(state, "down", "--purge")
