@@ -10,19 +10,24 @@ directory: a consumer sees no file or the whole message.
 
 from __future__ import annotations
 
+import itertools
 import os
 import uuid
-from time import monotonic
+from time import monotonic_ns
 from typing import Any
 
 from kombu.transport import filesystem
 from kombu.utils.encoding import str_to_bytes
 from kombu.utils.json import dumps
 
+_SENT = itertools.count()
+
 
 class Channel(filesystem.Channel):
     def _put(self, queue: str, payload: Any, **kwargs: Any) -> None:
-        name = f"{round(monotonic() * 1000)}_{uuid.uuid4()}.{queue}.msg"
+        # Consumers take files in name order. The clock, zero-padded, and this process's own count keep one sender's
+        # messages in order: two messages within one millisecond used to be ordered by their random uuid.
+        name = f"{monotonic_ns():020d}{next(_SENT):012d}_{uuid.uuid4()}.{queue}.msg"
         final = os.path.join(self.data_folder_out, name)
         partial = os.path.join(self.data_folder_out, f".{name}.partial")  # no consumer reads these
         try:

@@ -66,6 +66,14 @@ def test_every_message_arrives_whole_while_being_written(tmp_path: Path) -> None
     assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")]
 
 
+def test_messages_sent_at_the_same_clock_reading_arrive_in_order(tmp_path: Path, monkeypatch: Any) -> None:
+    """A fast sender puts several messages within one clock tick (CI saw 4 arrive before 3)."""
+    monkeypatch.setattr("controlplane.core.spool.monotonic_ns", lambda: 1_000_000)
+    received, errors = race(tmp_path, SPOOL)
+    assert errors == []
+    assert [m["n"] for m in received] == list(range(MESSAGES))
+
+
 def test_the_demo_settings_use_it_for_the_filesystem_broker(settings: Any) -> None:
     from controlplane.celery import app
 
