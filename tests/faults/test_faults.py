@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import KafkaException, Producer
 
 from localkafka import LocalKafka
 from replication.config import ClusterConfig, FlowConfig
@@ -51,20 +51,35 @@ class Supervisor:
         self.metrics = MetricsRegistry()
         self.errors: list[str] = []
         self.task = self._new()
+        self.task.start()
+        self.started = True
 
     def _new(self) -> ReplicationTask:
         task = ReplicationTask(self.flow, metrics=self.metrics)
         task.stall_seconds = 3
-        task.start()
         return task
 
+    def _start_again(self) -> None:
+        """A start can fail too (the broker it needs is down): like the control plane, try again on the next step."""
+        self.task = self._new()
+        try:
+            self.task.start()
+            self.started = True
+        except KafkaException as exc:
+            self.errors.append(f"start failed: {exc.args[0]}")
+            self.task.close()
+            self.started = False
+
     def step(self) -> None:
+        if not self.started:
+            self._start_again()
+            return
         try:
             self.task.run_once()
         except ReplicationError as exc:
             self.errors.append(str(exc))
             self.task.close()
-            self.task = self._new()
+            self._start_again()
 
     def fault(self) -> str | None:
         tasks = self.metrics.snapshot()["flows"].get(self.flow.name, {}).get("tasks", {})
