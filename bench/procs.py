@@ -58,6 +58,21 @@ def tree_peak_rss_mb(root: int) -> float:
     return sum(_peak_rss_kb(pid) for pid in process_tree(root)) / 1024
 
 
+def tree_pss_mb(root: int) -> float:
+    """Sum of each live process's proportional set size (Pss) in the tree of root: pages shared between processes
+    (a forked parent's, libraries) count once in the sum, unlike VmRSS."""
+    return sum(_smaps_kb(pid, "Pss:") for pid in process_tree(root)) / 1024
+
+
+def _smaps_kb(pid: int, field: str) -> int:
+    try:
+        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return 0
+    line = next((line for line in rollup.splitlines() if line.startswith(field)), f"{field} 0 kB")
+    return int(line.split()[1])
+
+
 def _peak_rss_kb(pid: int) -> int:
     try:
         status = Path(f"/proc/{pid}/status").read_text()

@@ -9,6 +9,8 @@ fresh source alias (no positions, no remote topics), with tasks.max tasks. Figur
 - idle CPU: the runner's process tree's CPU over 10 s of no traffic, as % of one core;
 - memory: the tree's peak RSS, and per 1,000 partitions;
 - ERROR lines in the runner's log.
+Then, for --idle-flows counts N: N flows of one topic each (10 partitions, tasks.max 1), caught up, then 10 s idle:
+the runner tree's proportional set size (shared pages counted once) per flow, and its idle CPU.
 The bench prints figures; it never fails on one.
 """
 
@@ -27,7 +29,8 @@ from confluent_kafka.admin import NewTopic, OffsetSpec
 
 from bench.clusters import bench_clusters
 from bench.kafkaops import BenchError, admin, wait_for
-from bench.procs import Child, tree_cpu_seconds, tree_peak_rss_mb
+from bench.procs import Child, process_tree, tree_cpu_seconds, tree_peak_rss_mb, tree_pss_mb
+from replication.task.positions import positions_topic
 
 PARTITIONS_PER_TOPIC = 10
 REFRESH_SECONDS = 5
@@ -50,6 +53,17 @@ class ScaleFigures:
     error_lines: int
 
 
+@dataclass
+class IdleFlowFigures:
+    """N flows of one topic each, caught up and idle: what each idle flow costs the standalone runner."""
+
+    flows: int
+    processes: int
+    pss_mb: float  # the runner's tree, proportional set size after 10 s idle (shared pages counted once)
+    pss_mb_per_flow: float
+    idle_cpu_pct: float
+
+
 def _create(bootstrap: str, topics: list[str]) -> float:
     """Create the topics in batches of 100; seconds until their metadata shows every partition."""
     started = time.monotonic()
@@ -60,6 +74,23 @@ def _create(bootstrap: str, topics: list[str]) -> float:
             future.result(timeout=120)
     wait_for(lambda: _all_present(bootstrap, topics), 300, "source topic metadata", interval=1)
     return time.monotonic() - started
+
+
+def _drop(bootstrap: str, topics: list[str], wait: bool) -> None:
+    """Delete a measurement's topics; with wait, until gone, so the next size meets brokers as empty as this one did
+    (partitions left on a broker slow its topic creation: a 10k rerun timed out creating topics beside 14k leftover
+    partitions). A deletion still running after 15 minutes is reported, not raised."""
+    client = admin(bootstrap)
+    doomed = [t for t in topics if t in client.list_topics(timeout=30).topics]
+    for i in range(0, len(doomed), 100):
+        for future in client.delete_topics(doomed[i : i + 100], request_timeout=120).values():
+            future.result(timeout=120)
+    if not wait:
+        return
+    try:
+        wait_for(lambda: not set(doomed) & set(client.list_topics(timeout=30).topics), 900, "topic deletion", 2)
+    except BenchError as exc:
+        print(f"warning: {exc}; the next measurement meets a broker still deleting topics", file=sys.stderr)
 
 
 def _all_present(bootstrap: str, topics: list[str]) -> bool:
@@ -111,7 +142,11 @@ def _config(path: Path, alias: str, src: str, dst: str, pattern: str, tasks: int
     return path
 
 
-def measure(src: str, dst: str, partitions: int, tasks: int, per_partition: int, out: Path) -> ScaleFigures:
+def measure(
+    src: str, dst: str, partitions: int, tasks: int, per_partition: int, out: Path, cleanup: list[tuple[str, list[str]]]
+) -> ScaleFigures:
+    """One size's figures; the topics to delete afterwards go to cleanup (deletion is left to the caller: at 10k
+    partitions Kafka 2.3 takes minutes)."""
     run = uuid.uuid4().hex[:6]
     prefix = f"scale{partitions}-{run}"
     topics = [f"{prefix}-{i:04d}" for i in range(partitions // PARTITIONS_PER_TOPIC)]
@@ -122,27 +157,23 @@ def measure(src: str, dst: str, partitions: int, tasks: int, per_partition: int,
     log = out / f"scale-{partitions}.log"
     child = Child([sys.executable, "-m", "replication", "run", "--config", str(config)], log, cwd=REPO)
     remotes = [f"{alias}.{t}" for t in topics]
+    new = [f"{prefix}-new-{i}" for i in range(10)]
+    new_remotes = [f"{alias}.{t}" for t in new]
     try:
-        wait_for(lambda: not child.running() or _target_total(dst, remotes) >= records, 1800, "catch-up", 1)
-        if not child.running():
-            raise BenchError(f"the runner exited:\n{child.log_tail()}")
+        _wait_caught_up(child, dst, remotes, records, 1800)
         catch_up = time.monotonic() - child.started
+        idle_cpu = _idle_cpu_pct(child)
 
-        cpu_before, idle_started = tree_cpu_seconds(child.pid), time.monotonic()
-        time.sleep(10)  # the measured idle window, not a wait for a condition
-        idle_cpu = 100 * (tree_cpu_seconds(child.pid) - cpu_before) / (time.monotonic() - idle_started)
-
-        new = [f"{prefix}-new-{i}" for i in range(10)]
         added = time.monotonic()
         _create(src, new)
         created = time.monotonic()
         more = _produce(src, new, per_partition)
-        new_remotes = [f"{alias}.{t}" for t in new]
         wait_for(lambda: _target_total(dst, new_remotes) >= more, 600, "pickup", 0.5)
         pickup, pickup_after_created = time.monotonic() - added, time.monotonic() - created
         rss = tree_peak_rss_mb(child.pid)
     finally:
         child.stop()
+        cleanup.extend([(src, topics + new), (dst, [*remotes, *new_remotes, positions_topic(alias)])])
     errors = [line for line in log.read_text(errors="replace").splitlines() if " ERROR " in line]
     return ScaleFigures(
         partitions=partitions,
@@ -160,21 +191,86 @@ def measure(src: str, dst: str, partitions: int, tasks: int, per_partition: int,
     )
 
 
+def _wait_caught_up(child: Child, dst: str, remotes: list[str], records: int, timeout: float) -> None:
+    """Until the target holds every record; a runner that exits meanwhile fails the measurement."""
+    wait_for(lambda: not child.running() or _target_total(dst, remotes) >= records, timeout, "catch-up", 1)
+    if not child.running():
+        raise BenchError(f"the runner exited:\n{child.log_tail()}")
+
+
+def _idle_cpu_pct(child: Child) -> float:
+    """The runner's process tree's CPU over 10 s with no traffic, in % of one core."""
+    cpu_before, idle_started = tree_cpu_seconds(child.pid), time.monotonic()
+    time.sleep(10)  # the measured idle window, not a wait for a condition
+    return 100 * (tree_cpu_seconds(child.pid) - cpu_before) / (time.monotonic() - idle_started)
+
+
+def measure_idle_flows(src: str, dst: str, flows: int, per_partition: int, out: Path) -> IdleFlowFigures:
+    """`flows` flows, each from its own source alias (all on the same broker) with one topic of 10 partitions and
+    tasks.max 1, caught up; then 10 s with no traffic."""
+    run = uuid.uuid4().hex[:6]
+    aliases = [f"i{run}x{i}" for i in range(flows)]
+    topics = [f"idle-{run}-{i}" for i in range(flows)]
+    _create(src, topics)
+    records = _produce(src, topics, per_partition)
+    lines = [f"clusters = {', '.join(aliases)}, dst", f"dst.bootstrap.servers = {dst}", "tasks.max = 1"]
+    for alias, topic in zip(aliases, topics, strict=True):
+        lines += [
+            f"{alias}.bootstrap.servers = {src}",
+            f"{alias}->dst.enabled = true",
+            f"{alias}->dst.topics = {topic}",
+        ]
+    lines += [
+        f"refresh.topics.interval.seconds = {REFRESH_SECONDS}",
+        "emit.checkpoints.enabled = false",
+        "sync.group.offsets.enabled = false",
+    ]
+    config = out / f"idle-{flows}.properties"
+    config.write_text("\n".join(lines) + "\n")
+    child = Child(
+        [sys.executable, "-m", "replication", "run", "--config", str(config)], out / f"idle-{flows}.log", cwd=REPO
+    )
+    remotes = [f"{alias}.{topic}" for alias, topic in zip(aliases, topics, strict=True)]
+    try:
+        _wait_caught_up(child, dst, remotes, records, 600)
+        idle_cpu = _idle_cpu_pct(child)
+        pss, processes = tree_pss_mb(child.pid), len(process_tree(child.pid))
+    finally:
+        child.stop()
+        _drop(src, topics, wait=True)
+        _drop(dst, remotes + [positions_topic(alias) for alias in aliases], wait=True)
+    return IdleFlowFigures(flows, processes, round(pss, 1), round(pss / flows, 1), round(idle_cpu, 1))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,3000,10000", help="partitions per flow, comma-separated")
     parser.add_argument("--tasks", type=int, default=4, help="tasks.max")
     parser.add_argument("--records-per-partition", type=int, default=10)
     parser.add_argument("--keep-clusters", action="store_true")
+    parser.add_argument("--idle-flows", default="1,4,8", help="flow counts of the idle-flow memory run ('' for none)")
     args = parser.parse_args(argv)
     out = REPO / "var" / "bench" / f"scale-{time.strftime('%Y%m%d-%H%M%S')}"
     out.mkdir(parents=True, exist_ok=True)
     figures: list[ScaleFigures] = []
     with bench_clusters(keep=args.keep_clusters) as clusters:
-        for size in (int(s) for s in args.sizes.split(",")):
-            result = measure(clusters.source, clusters.target, size, args.tasks, args.records_per_partition, out)
-            figures.append(result)
-            print(json.dumps(asdict(result)), flush=True)
+        # First, on brokers that hold no partitions of the sizes' runs.
+        idle: list[IdleFlowFigures] = []
+        for n in (int(n) for n in args.idle_flows.split(",") if n):
+            idle.append(measure_idle_flows(clusters.source, clusters.target, n, args.records_per_partition, out))
+            print(json.dumps(asdict(idle[-1])), flush=True)
+        sizes = [int(s) for s in args.sizes.split(",") if s]
+        for size in sizes:
+            cleanup: list[tuple[str, list[str]]] = []
+            try:
+                result = measure(
+                    clusters.source, clusters.target, size, args.tasks, args.records_per_partition, out, cleanup
+                )
+                figures.append(result)
+                print(json.dumps(asdict(result)), flush=True)
+            finally:
+                for bootstrap, topics in cleanup:
+                    _drop(bootstrap, topics, wait=size != sizes[-1])
     header = (
         f"{'partitions':>10} {'topics':>6} {'records':>8} {'create s':>8} {'catch-up s':>10} {'pickup s':>8} "
         f"{'after created s':>15} "
@@ -188,9 +284,18 @@ def main(argv: list[str] | None = None) -> None:
             f"{f.peak_rss_mb:>11} "
             f"{f.rss_mb_per_1k_partitions:>7} {f.error_lines:>6}"
         )
+    if idle:
+        print(
+            f"\nidle flows (one topic of 10 partitions each, tasks.max 1)\n{'flows':>5} {'processes':>9} "
+            f"{'PSS MB':>7} {'MB per flow':>11} {'idle CPU %':>10}"
+        )
+        for i in idle:
+            print(f"{i.flows:>5} {i.processes:>9} {i.pss_mb:>7} {i.pss_mb_per_flow:>11} {i.idle_cpu_pct:>10}")
     results = REPO / "bench" / "results"
     results.mkdir(exist_ok=True)
-    (results / "scale-latest.json").write_text(json.dumps([asdict(f) for f in figures], indent=2) + "\n")
+    (results / "scale-latest.json").write_text(
+        json.dumps({"sizes": [asdict(f) for f in figures], "idle_flows": [asdict(i) for i in idle]}, indent=2) + "\n"
+    )
 
 
 if __name__ == "__main__":
