@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from typing import Any, TypeVar
 
 from confluent_kafka import KafkaException
+from django.db import IntegrityError
+from django.db.models import Model
 from django.utils import timezone
 
 from controlplane.clusters import browse
@@ -28,6 +31,7 @@ from replication.mm2.policy import is_heartbeats_topic, is_internal_topic
 from replication.mm2.records import Checkpoint
 
 log = logging.getLogger(__name__)
+M = TypeVar("M", bound=Model)
 
 
 def observe_all(now: datetime | None = None) -> int:
@@ -45,8 +49,7 @@ def observe_cluster(cluster: Cluster, now: datetime) -> ClusterObservation:
     values["topic_count"] = check.get("topic_count")
     if check["ok"]:
         values.update(_heartbeats(cluster))
-    observation, _ = ClusterObservation.objects.update_or_create(cluster=cluster, defaults=values)
-    return observation
+    return _stored(ClusterObservation, values, cluster=cluster)
 
 
 def _heartbeats(cluster: Cluster) -> dict[str, object]:
@@ -74,7 +77,19 @@ def observe_flow(flow: Flow, now: datetime, source_reachable: bool = True) -> Fl
         values["checkpoints"] = {
             group: _freshness(cps, None if idle is None else group in idle) for group, cps in sorted(latest.items())
         }
-    observation, _ = FlowObservation.objects.update_or_create(flow=flow, defaults=values)
+    return _stored(FlowObservation, values, flow=flow)
+
+
+def _stored(model: type[M], values: dict[str, object], **owner: Any) -> M:
+    """The observation written over the owner's last one. The reads before it take seconds, outside any
+    transaction, so the cluster or flow may have been deleted meanwhile: then there is nothing to keep and the
+    observation is returned unsaved, not raised as an error of the sampler."""
+    try:
+        observation, _ = model._default_manager.update_or_create(defaults=values, **owner)
+    except IntegrityError:
+        (name, gone), *_ = owner.items()
+        log.info("%s %s was deleted while it was observed; its observation is dropped", name, gone.pk)
+        return model(**owner, **values)
     return observation
 
 

@@ -1,0 +1,51 @@
+"""The observer reads Kafka for seconds outside any transaction; a cluster or flow deleted meanwhile must not make
+the sampler's task fail with a foreign-key error (the live fuzz test's demo logged one on Postgres)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from controlplane.clusters.models import Cluster
+from controlplane.flows.models import Flow
+from controlplane.monitoring.models import ClusterObservation, FlowObservation
+from controlplane.monitoring.services import observe
+
+# The foreign key is checked at commit, so the test needs real commits.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_cluster_deleted_while_it_is_observed_leaves_no_observation_and_no_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kept = Cluster.objects.create(alias="us-west", bootstrap_servers="127.0.0.1:1")
+    doomed = Cluster.objects.create(alias="backup", bootstrap_servers="127.0.0.1:2")
+
+    def check(cluster: Cluster) -> dict[str, Any]:
+        if cluster.pk == doomed.pk:
+            Cluster.objects.filter(pk=doomed.pk).delete()  # another request deletes it during the read
+        return {"ok": False, "error": "no broker answered"}
+
+    monkeypatch.setattr(observe, "connectivity_check", check)
+    assert observe.observe_all(timezone.now()) == 0
+    assert list(ClusterObservation.objects.values_list("cluster_id", "reachable")) == [(kept.pk, False)]
+
+
+def test_a_flow_deleted_while_its_checkpoints_are_read_leaves_no_observation_and_no_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    source = Cluster.objects.create(alias="us-west", bootstrap_servers="127.0.0.1:1")
+    target = Cluster.objects.create(alias="us-east", bootstrap_servers="127.0.0.1:2")
+    flow = Flow.objects.create(source=source, target=target)
+
+    def checkpoints(*_: object) -> dict[str, object]:
+        Flow.objects.filter(pk=flow.pk).delete()
+        return {}
+
+    monkeypatch.setattr(observe, "replicating", lambda _status: True)
+    monkeypatch.setattr(observe.readers, "latest_checkpoints", checkpoints)
+    observation = observe.observe_flow(flow, timezone.now())
+    assert observation.pk is None
+    assert FlowObservation.objects.count() == 0
