@@ -19,6 +19,7 @@ from pathlib import Path
 import psycopg
 import pytest
 import redis
+import requests
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 
@@ -31,6 +32,9 @@ WEB_PORT, BROKER_PORT_BASE = 8620, 26192
 SEEDED_IDS = (1, 2, 3)  # the demo's clusters (1-3) and flows (1-2)
 SEEDED_ALIASES = ("us-west", "us-east", "backup")
 _tokens: dict[str, str] = {}
+# What the web server (runserver, socketserver) prints when a request's thread failed before it answered, and what
+# Celery prints when a task raised: both would be server errors that no response shows.
+SERVER_FAILURES = ("Exception occurred during processing of request", "raised unexpected")
 
 
 def _backend_env(backend: str) -> dict[str, str]:
@@ -82,12 +86,15 @@ def _server_errors(url: str, token: str, max_examples: int) -> tuple[int, list[s
 
     schemathesis's pytest integration (`from_fixture`) does not run on this pytest, so the loop is explicit: one
     Hypothesis run per operation, with the same hooks as the in-process fuzz test.
+
+    A connection closed without a response (CI saw one, once, on a fresh connection) is sent once more and listed:
+    the server's side of it, a request thread that failed, is in its log, which the test checks as a whole.
     """
     headers = {"Authorization": f"Token {token}"}
     loaded = schemathesis.openapi.from_url(f"{url}/api/schema/?format=json", headers=headers)
     loaded.hook("map_path_parameters")(often_an_existing_id(SEEDED_IDS))
     loaded.hook("map_body")(often_existing_aliases(SEEDED_ALIASES))
-    calls, errors, slow = 0, [], []
+    calls, errors, slow, dropped = 0, [], [], []
     for result in loaded.get_all_operations():
         operation = result.ok()
 
@@ -96,7 +103,11 @@ def _server_errors(url: str, token: str, max_examples: int) -> tuple[int, list[s
         def call(case: schemathesis.Case) -> None:
             nonlocal calls
             began = time.monotonic()
-            response = case.call(headers=headers, timeout=60)
+            try:
+                response = case.call(headers=headers, timeout=60)
+            except requests.ConnectionError as exc:
+                dropped.append(f"{case.method} {case.formatted_path}: {exc}")
+                response = case.call(headers=headers, timeout=60)
             calls += 1
             if (took := time.monotonic() - began) > 2:
                 slow.append(f"{took:.1f} s {case.method} {case.formatted_path} -> {response.status_code}")
@@ -105,6 +116,7 @@ def _server_errors(url: str, token: str, max_examples: int) -> tuple[int, list[s
 
         call()
     print("slow calls:", slow)
+    print("connections dropped without a response, sent again:", dropped)
     return calls, errors
 
 
@@ -113,3 +125,6 @@ def test_no_operation_answers_with_a_server_error_on_a_live_demo(live_demo: Demo
     print(f"{calls} calls, {len(errors)} 5xx")
     assert calls > 100
     assert errors == []
+    output = live_demo.output().splitlines()
+    failures = [(n, line) for n, line in enumerate(output) if any(text in line for text in SERVER_FAILURES)]
+    assert failures == [], "\n".join("\n".join(output[n : n + 30]) for n, _ in failures[:3])
