@@ -80,9 +80,11 @@ class ReplicationTask:
         self.provisioned = provisioned
         self.positions_topic = positions.positions_topic(flow.source.alias)
         self.batch_size = 10000
-        # The longest wait for a first record when none is fetched (idle CPU). Exactly once, while records flow, a
-        # batch collects for up to busy_poll_timeout (see _consume).
-        self.poll_timeout = 0.025
+        # The longest wait for a first record when none is fetched. A record that arrives ends it at once, so it
+        # costs no latency; it sets how often an idle task wakes: 25 ms took 0.3-0.6 % of a core more per task
+        # (bench/README.md, idle CPU). Exactly once, from the first record on, a batch collects for up to
+        # busy_poll_timeout (see _consume).
+        self.poll_timeout = 0.25
         self.busy_poll_timeout = 0.005
         self._busy = False
         self.stall_seconds = 10.0  # target not acknowledging for this long is reported as a fault
@@ -202,7 +204,9 @@ class ReplicationTask:
         if self.flow.exactly_once:
             # Wait for a batch: each transaction costs a blocking commit. Taking only what was fetched made commits
             # more frequent and raised exactly-once p90 from 16-17 to 25 ms at 20k records/s (bench/README.md).
-            return self.consumer.consume(self.batch_size, self.busy_poll_timeout if self._busy else self.poll_timeout)
+            if self._busy:
+                return self.consumer.consume(self.batch_size, self.busy_poll_timeout)
+            return consume_collecting(self.consumer, self.batch_size, self.poll_timeout, self.busy_poll_timeout)
         return consume_available(self.consumer, self.batch_size, self.poll_timeout)
 
     # -- assignment ----------------------------------------------------------------------------------
@@ -361,4 +365,13 @@ def consume_available(consumer: Consumer, batch_size: int, timeout: float) -> li
     msgs = consumer.consume(1, timeout)
     if msgs and batch_size > 1:
         msgs += consumer.consume(batch_size - 1, 0)
+    return msgs
+
+
+def consume_collecting(consumer: Consumer, batch_size: int, timeout: float, collect: float) -> list[Any]:
+    """At most batch_size records: the first to arrive within timeout, then what else arrives within collect of
+    it. An idle task waits long without holding its first record for the whole wait, as `consume(n, timeout)` did."""
+    msgs: list[Any] = consumer.consume(1, timeout)
+    if msgs and batch_size > 1:
+        msgs += consumer.consume(batch_size - 1, collect)
     return msgs

@@ -1,10 +1,11 @@
-"""At least once, the task takes what the consumer has and never waits for a batch to fill."""
+"""At least once, the task takes what the consumer has and never waits for a batch to fill. Exactly once, an idle
+task waits for a first record, then lets a batch collect briefly."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from replication.task.replicationtask import consume_available
+from replication.task.replicationtask import consume_available, consume_collecting
 
 
 class RecordingConsumer:
@@ -46,3 +47,27 @@ def test_nothing_arriving_returns_empty_after_one_wait() -> None:
     consumer = RecordingConsumer(queued=0)
     assert consume_available(consumer, 10000, 0.025) == []  # type: ignore[arg-type]
     assert consumer.calls == [(10000, 0), (1, 0.025)]
+
+
+class WaveConsumer(RecordingConsumer):
+    """Each call sees the next wave of records arrive while it blocks."""
+
+    def __init__(self, waves: list[int]) -> None:
+        super().__init__(queued=0)
+        self.waves = waves
+
+    def consume(self, num_messages: int, timeout: float) -> list[Any]:
+        self.calls.append((num_messages, timeout))
+        return [object()] * min(num_messages, self.waves.pop(0) if self.waves else 0)
+
+
+def test_exactly_once_an_idle_task_waits_for_the_first_record_then_collects_briefly() -> None:
+    consumer = WaveConsumer([1, 40])
+    assert len(consume_collecting(consumer, 10000, 0.25, 0.005)) == 41  # type: ignore[arg-type]
+    assert consumer.calls == [(1, 0.25), (9999, 0.005)]
+
+
+def test_exactly_once_nothing_arriving_returns_empty_after_one_long_wait() -> None:
+    consumer = WaveConsumer([])
+    assert consume_collecting(consumer, 10000, 0.25, 0.005) == []  # type: ignore[arg-type]
+    assert consumer.calls == [(1, 0.25)]
