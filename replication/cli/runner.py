@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import multiprocessing.connection
 import signal
 import sys
 import threading
@@ -38,7 +39,9 @@ def run_task(flow: FlowConfig, task_id: int, stopping: threading.Event | MpEvent
 
 
 def _child_main(flow: FlowConfig, task_id: int, stopping: MpEvent) -> None:
-    die_with_parent(signal.SIGTERM)  # if the runner is SIGKILLed, its tasks must not live on as duplicates
+    # If the runner is SIGKILLed, its tasks must not live on as duplicates.
+    die_with_parent(signal.SIGTERM)  # the fork server, should it die
+    _stop_with_runner(stopping)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s task {flow.name}/{task_id} %(levelname)s %(message)s")
@@ -47,6 +50,21 @@ def _child_main(flow: FlowConfig, task_id: int, stopping: MpEvent) -> None:
     except (ReplicationError, DataLossError) as exc:
         log.error("%s", exc)
         sys.exit(2)
+
+
+def _stop_with_runner(stopping: MpEvent) -> None:
+    """Stop every task cleanly once the runner is gone, however it ended. A task's parent is the fork server,
+    which lives on after a SIGKILLed runner for as long as its tasks hold its pipe, so the parent-death signal
+    alone never comes; the runner's end of the task's own pipe closes with it."""
+    runner = multiprocessing.parent_process()
+    if runner is None:
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([runner.sentinel])
+        stopping.set()
+
+    threading.Thread(target=watch, name="runner-watch", daemon=True).start()
 
 
 def run_flows(flows: Sequence[FlowConfig]) -> int:
@@ -81,7 +99,12 @@ def _run_in_process(flow: FlowConfig, task_id: int) -> int:
 
 
 def _run_processes(jobs: list[tuple[FlowConfig, int]]) -> int:
-    ctx = multiprocessing.get_context("spawn")
+    # Tasks fork from a server that imported the data plane once, before any client or thread existed: they share
+    # its pages, where spawned tasks each loaded their own copy (idle-flow memory, bench/README.md). A SIGKILLed
+    # runner still takes them along: the server exits when the runner's end of its pipe closes, and each task
+    # dies with its parent (die_with_parent).
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["replication.cli.runner"])
     stopping = ctx.Event()
     procs = [ctx.Process(target=_child_main, args=(f, t, stopping), name=f"{f.name}/{t}") for f, t in jobs]
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -100,3 +100,63 @@ def test_a_backslash_that_a_properties_file_swallowed_is_warned_about_in_the_log
     warnings = [line for line in log_path.read_text().splitlines() if "matches no source topic" in line]
     assert warnings and f"topics = {prefix}-d+" in warnings[0] and "backslash twice" in warnings[0], warnings
     assert len(warnings) <= TASKS, "logged once per task, not on every refresh"
+
+
+def _descendants(root: int) -> set[int]:
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (fields := _stat(int(entry.name))) is not None:
+            parents[int(entry.name)] = int(fields[1])
+    found, frontier = set(), [root]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, ppid in parents.items() if ppid == parent and pid not in found]
+        found.update(children)
+        frontier.extend(children)
+    return found
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2 :].split()  # state, ppid, ...
+
+
+def _running(pid: int) -> bool:
+    fields = _stat(pid)
+    return fields is not None and fields[0] != "Z"
+
+
+def test_a_sigkilled_runner_takes_every_task_process_along(kafka_clusters: dict[str, str], tmp_path: Path) -> None:
+    # Tasks left running after their runner died would replicate on as duplicates beside the runner's restart.
+    src, dst = kafka_clusters["us-west"], kafka_clusters["us-east"]
+    uid = uuid.uuid4().hex[:8]
+    topic = unique_topic("orphans")
+    create_topic(src, topic, partitions=PARTITIONS)
+    produce_known(src, topic, PARTITIONS, RECORDS)
+    config = _config(tmp_path / "kill.properties", f"src{uid}", f"dst{uid}", src, dst, topic)
+    log_path = tmp_path / "kill.log"
+    proc = start_replicator(config, log_path)
+    remote = f"src{uid}.{topic}"
+    try:
+
+        def arrived() -> bool:
+            if proc.poll() is not None:
+                return True  # exited: the assertion below reports it
+            try:
+                return sum(end_offsets(dst, remote, range(PARTITIONS)).values()) >= RECORDS
+            except Exception:
+                return False
+
+        wait_until(arrived, timeout=90, interval=0.5, what=f"{RECORDS} records at the target")
+        assert proc.poll() is None, log_path.read_text()[-3000:]
+        tasks = _descendants(proc.pid)
+        assert len(tasks) >= TASKS, f"{len(tasks)} processes under the runner, expected its {TASKS} tasks at least"
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    wait_until(
+        lambda: not any(_running(pid) for pid in tasks), timeout=30, interval=0.2, what="every task process gone"
+    )
