@@ -6,10 +6,12 @@ import signal
 import subprocess
 import uuid
 from collections import defaultdict
+from functools import partial
 from pathlib import Path
 
 import pytest
 
+from bench.procs import process_tree
 from tests.support.kafka import consume_to_end, create_topic, end_offsets, unique_topic, wait_until
 from tests.support.replication import produce_known, record_value, start_replicator
 
@@ -33,6 +35,16 @@ def _config(path: Path, source: str, target: str, src: str, dst: str, topic: str
     return path
 
 
+def _arrived(proc: subprocess.Popen[bytes], dst: str, remote: str) -> bool:
+    """Every record is at the target, or the runner exited (the caller's assertion reports that)."""
+    if proc.poll() is not None:
+        return True
+    try:
+        return sum(end_offsets(dst, remote, range(PARTITIONS)).values()) >= RECORDS
+    except Exception:  # the remote topic does not exist yet
+        return False
+
+
 def _error_lines(log: str) -> list[str]:
     return [line for line in log.splitlines() if " ERROR " in line or "Traceback" in line]
 
@@ -50,16 +62,13 @@ def test_four_tasks_start_on_a_fresh_target_five_times_in_a_row(kafka_clusters: 
         proc = start_replicator(config, log_path)
         remote = f"{source}.{topic}"
 
-        def arrived(proc: subprocess.Popen[bytes] = proc, remote: str = remote) -> bool:
-            if proc.poll() is not None:
-                return True  # exited: the assertion below reports it
-            try:
-                return sum(end_offsets(dst, remote, range(PARTITIONS)).values()) >= RECORDS
-            except Exception:
-                return False
-
         try:
-            wait_until(arrived, timeout=90, interval=0.5, what=f"run {run}: {RECORDS} records at the target")
+            wait_until(
+                partial(_arrived, proc, dst, remote),
+                timeout=90,
+                interval=0.5,
+                what=f"run {run}: {RECORDS} records at the target",
+            )
             assert proc.poll() is None, f"run {run}: the runner exited early:\n{log_path.read_text()[-3000:]}"
         finally:
             proc.send_signal(signal.SIGTERM)
@@ -102,20 +111,6 @@ def test_a_backslash_that_a_properties_file_swallowed_is_warned_about_in_the_log
     assert len(warnings) <= TASKS, "logged once per task, not on every refresh"
 
 
-def _descendants(root: int) -> set[int]:
-    parents = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and (fields := _stat(int(entry.name))) is not None:
-            parents[int(entry.name)] = int(fields[1])
-    found, frontier = set(), [root]
-    while frontier:
-        parent = frontier.pop()
-        children = [pid for pid, ppid in parents.items() if ppid == parent and pid not in found]
-        found.update(children)
-        frontier.extend(children)
-    return found
-
-
 def _stat(pid: int) -> list[str] | None:
     try:
         text = Path(f"/proc/{pid}/stat").read_text()
@@ -141,18 +136,11 @@ def test_a_sigkilled_runner_takes_every_task_process_along(kafka_clusters: dict[
     proc = start_replicator(config, log_path)
     remote = f"src{uid}.{topic}"
     try:
-
-        def arrived() -> bool:
-            if proc.poll() is not None:
-                return True  # exited: the assertion below reports it
-            try:
-                return sum(end_offsets(dst, remote, range(PARTITIONS)).values()) >= RECORDS
-            except Exception:
-                return False
-
-        wait_until(arrived, timeout=90, interval=0.5, what=f"{RECORDS} records at the target")
+        wait_until(
+            partial(_arrived, proc, dst, remote), timeout=90, interval=0.5, what=f"{RECORDS} records at the target"
+        )
         assert proc.poll() is None, log_path.read_text()[-3000:]
-        tasks = _descendants(proc.pid)
+        tasks = process_tree(proc.pid) - {proc.pid}
         assert len(tasks) >= TASKS, f"{len(tasks)} processes under the runner, expected its {TASKS} tasks at least"
     finally:
         proc.kill()
