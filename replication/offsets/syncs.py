@@ -145,6 +145,11 @@ class PartitionSyncs:
         return [(u, d, False) for u, d in sorted(wanted.items()) if self.provisional.get(u) != d]
 
 
+def _idle(state: PartitionState) -> bool:
+    """Nothing of the partition awaits an acknowledgement."""
+    return state.inflight == 0 and state.pending_next is None
+
+
 class OffsetSyncEmitter:
     """The task listener that writes offset syncs for what the task made durable (see the module docstring).
 
@@ -167,6 +172,12 @@ class OffsetSyncEmitter:
         self.marker = 1 if flow.exactly_once else 0
         self.rewrite_after = OFFSET_SYNCS_RETENTION_MS / 1000 / 4  # an idle partition's frontier outlives retention
         self.partitions: dict[tuple[str, int], PartitionSyncs] = {}
+        # A commit looks at the partitions acknowledged since their last frontier, and at every partition once per
+        # sweep_interval: an idle partition's position moves only over source transaction markers, and a frontier is
+        # provisional, so a few seconds' delay there costs no exactness (see PositionCommitter.sweep_interval).
+        self.sweep_interval = 5.0
+        self._moved: set[tuple[str, int]] = set()
+        self._next_sweep = 0.0
         self.pending: list[tuple[str, int, Sync]] = []
         self.written = 0
         self._saved: dict[tuple[str, int], PartitionSyncs | None] = {}  # exactly-once: state at the last commit
@@ -183,6 +194,7 @@ class OffsetSyncEmitter:
             self._saved[key] = None if syncs is None else syncs.copy()
         if syncs is None:
             syncs = self.partitions[key] = PartitionSyncs(run.state, from_position=not self._restarted)
+        self._moved.add(key)
         for upstream, first_down, count in stretches(run, downstream):
             self.pending.extend((key[0], key[1], sync) for sync in syncs.stretch(upstream, first_down, count))
 
@@ -216,8 +228,15 @@ class OffsetSyncEmitter:
     # -- internals -----------------------------------------------------------------------------------
     def _frontiers(self) -> None:
         now = self.clock()
-        next_positions = self._next_positions()
-        for key, syncs in self.partitions.items():
+        if now >= self._next_sweep:
+            self._next_sweep = now + self.sweep_interval
+            looked_at = dict(self.partitions)
+        else:
+            looked_at = {key: self.partitions[key] for key in self._moved if key in self.partitions}
+        next_positions = self._next_positions(looked_at)
+        # Until it is idle at a commit, a partition's position may still pass markers the runs do not show.
+        self._moved = {key for key, syncs in looked_at.items() if not _idle(syncs.state)}
+        for key, syncs in looked_at.items():
             frontier = syncs.frontier(next_positions.get(key, syncs.state.acked_next), self.marker)
             if not frontier and now - syncs.frontier_written >= self.rewrite_after:
                 frontier = [(u, d, False) for u, d in sorted(syncs.provisional.items())]  # before retention ends
@@ -225,16 +244,16 @@ class OffsetSyncEmitter:
                 syncs.frontier_written = now
                 self.pending.extend((key[0], key[1], sync) for sync in frontier)
 
-    def _next_positions(self) -> dict[tuple[str, int], int]:
+    def _next_positions(self, partitions: dict[tuple[str, int], PartitionSyncs]) -> dict[tuple[str, int], int]:
         """Where each partition's replication stands: past the markers too, once nothing is in flight."""
-        idle = [s.state for s in self.partitions.values() if s.state.inflight == 0 and s.state.pending_next is None]
+        idle = [s.state for s in partitions.values() if _idle(s.state)]
         if self.positions is None or not idle:
             return {}
         result = {}
         for tp in self.positions([TopicPartition(s.topic, s.partition) for s in idle]):
             key = (tp.topic, tp.partition)
-            if tp.error is None and tp.offset >= 0 and key in self.partitions:
-                result[key] = max(tp.offset, self.partitions[key].state.acked_next)
+            if tp.error is None and tp.offset >= 0 and key in partitions:
+                result[key] = max(tp.offset, partitions[key].state.acked_next)
         return result
 
     def _write(self, syncs: list[tuple[str, int, Sync]]) -> None:

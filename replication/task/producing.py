@@ -67,7 +67,7 @@ class BatchProducer:
         self.last_ack = time.monotonic()
         self.on_run_acked = on_run_acked  # the task's listeners: each run with its last record's downstream offset
         self._purging = False  # failed deliveries are expected: an aborting transaction purges its records
-        self._consumed: dict[PartitionState, int] = {}  # exactly once: next offset per partition, this batch
+        self._consumed: dict[PartitionState, int] = {}  # next offset per partition, this batch
         self._identity = flow.policy().format_remote_topic("x", "t") == "t"
         self._last_error = ""  # an unreachable target repeats its error: logged when it changes, counted always
 
@@ -75,7 +75,8 @@ class BatchProducer:
     def replicate(
         self, msgs: list[Record], states: States, handler: RecordHandler | None, on_error: Callable[[Message], None]
     ) -> dict[PartitionState, int]:
-        """Produce a consumed batch; returns, exactly once, each partition's next offset after it (else empty)."""
+        """Produce a consumed batch; returns each partition's next offset after it (exactly once, what the open
+        transaction covers; at least once, which positions may move when the batch is acknowledged)."""
         self._consumed = {}
         if handler is None and not self._identity:
             self._replicate_plain(msgs, states, on_error)
@@ -152,8 +153,7 @@ class BatchProducer:
         state.inflight += 1
         self._in_flight()
         self._produce_when_room(state, last, functools.partial(self._acked, run))
-        if self.flow.exactly_once:
-            self._consumed[state] = run.next_offset
+        self._consumed[state] = run.next_offset
 
     def _replicate_handled(
         self, msgs: list[Record], states: States, handler: RecordHandler | None, on_error: Callable[[Message], None]
@@ -201,8 +201,7 @@ class BatchProducer:
         fetched_from = _fetched_from(state, last)
         if not records:
             state.filtered_run(last + 1)
-            if self.flow.exactly_once:
-                self._consumed[state] = last + 1
+            self._consumed[state] = last + 1
             return
         upstream = [m.offset() for m, _ in records]
         nbytes = sum(len(v) for _, (_, v, _) in records if v is not None)
@@ -213,8 +212,7 @@ class BatchProducer:
         for i, (msg, (key, value, headers)) in enumerate(records):
             callback = functools.partial(self._acked, run) if i == len(records) - 1 else None
             self._produce_record(state, msg, key, value, headers, callback)
-        if self.flow.exactly_once:
-            self._consumed[state] = last + 1
+        self._consumed[state] = last + 1
 
     def _produce_when_room(self, state: PartitionState, msg: Record, callback: Callback | None) -> None:
         self._produce_record(state, msg, msg.key(), msg.value(), msg.headers(), callback)

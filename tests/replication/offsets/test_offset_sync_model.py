@@ -44,8 +44,14 @@ class Epoch:
 
 
 class Simulation:
-    def __init__(self, rng: random.Random, exactly_once: bool, handler: bool, size: int) -> None:
+    def __init__(self, rng: random.Random, exactly_once: bool, handler: bool, size: int, sweeps: float = 1.0) -> None:
         self.rng = rng
+        # A commit writes the frontier of a partition acknowledged since the last one; of any other partition (one
+        # whose position moved over gaps or dropped records alone) only when it sweeps, every sweep_interval. The
+        # clock passes an interval before a commit with probability `sweeps` (1.0: every commit sweeps).
+        self.sweeps = sweeps
+        self.sweep_rng = random.Random(size)  # its own numbers: each seed replicates as it did before sweeps
+        self.now = 0.0
         self.eos = exactly_once
         self.handler = handler
         kinds = rng.choice([(0.9, 0.05), (0.6, 0.3), (0.3, 0.2), (1.0, 0.0)])
@@ -70,7 +76,10 @@ class Simulation:
         def positions(tps: list[TopicPartition]) -> list[TopicPartition]:
             return [TopicPartition("t", 0, position[0])]
 
-        emitter = OffsetSyncEmitter(_flow(self.eos), positions, clients=self.clients)  # type: ignore[arg-type]
+        emitter = OffsetSyncEmitter(  # type: ignore[arg-type]
+            _flow(self.eos), positions, clients=self.clients, clock=lambda: self.now
+        )
+        self.next_sweep, self.acked_since_commit = 0.0, False
         epoch = Epoch()
         self.epochs.append(epoch)
         txn: list[tuple[int, int]] = []
@@ -102,6 +111,7 @@ class Simulation:
         if epoch.start is None:
             epoch.start = min(state.stored_next, produced[0])
         emitter.run_acked(run, copies[-1][1])
+        self.acked_since_commit = True
         return copies
 
     def _commit(self, state, emitter, epoch, txn, position) -> list:  # type: ignore[no-untyped-def]
@@ -115,13 +125,24 @@ class Simulation:
                 epoch.start = None
             return []
         state.stored_next = state.acked_next
+        if self.sweep_rng.random() < self.sweeps:
+            self.now += emitter.sweep_interval
+        sweeping = self.now >= self.next_sweep
+        if sweeping:
+            self.next_sweep = self.now + emitter.sweep_interval
         emitter.committed()
         epoch.copies += txn
-        if emitter.partitions:
+        looked_at, self.acked_since_commit = sweeping or self.acked_since_commit, False
+        if emitter.partitions and looked_at:
             syncs = emitter.partitions[("t", 0)]
             frontier = max(position[0], state.acked_next)
             if frontier > syncs.last_upstream:
-                epoch.frontier = (frontier, syncs.last_downstream + 1 + (1 if self.eos else 0))
+                down = syncs.last_downstream + 1 + (1 if self.eos else 0)
+                if epoch.frontier is not None and epoch.frontier[1] == down:
+                    # No copy since the last frontier: an abort rolled back to a lower position, and what the last
+                    # frontier covered still holds (the source did not change; the next copy rewrites it).
+                    frontier = max(frontier, epoch.frontier[0])
+                epoch.frontier = (frontier, down)
         return []
 
     def truth(self, p: int) -> int | None:
@@ -136,9 +157,9 @@ class Simulation:
         return None
 
 
-def _scenario(seed: int, exactly_once: bool, handler: bool) -> Simulation:
+def _scenario(seed: int, exactly_once: bool, handler: bool, sweeps: float) -> Simulation:
     rng = random.Random(seed)
-    sim = Simulation(rng, exactly_once, handler, size=rng.randint(20, 200))
+    sim = Simulation(rng, exactly_once, handler, size=rng.randint(20, 200), sweeps=sweeps)
     resume = 0
     for _ in range(rng.randint(1, 4)):
         stored = sim.run_epoch(resume, rng.randint(1, 30))
@@ -148,12 +169,13 @@ def _scenario(seed: int, exactly_once: bool, handler: bool) -> Simulation:
 
 @pytest.mark.parametrize("exactly_once", [False, True], ids=["at-least-once", "exactly-once"])
 @pytest.mark.parametrize("handler", [False, True], ids=["no-handler", "dropping-handler"])
+@pytest.mark.parametrize("sweeps", [1.0, 0.2], ids=["every-commit-sweeps", "few-commits-sweep"])
 def test_every_covered_position_translates_to_the_newest_copy_of_the_next_replicated_record(
-    exactly_once: bool, handler: bool
+    exactly_once: bool, handler: bool, sweeps: float
 ) -> None:
     checked = 0
     for seed in range(300):
-        sim = _scenario(seed, exactly_once, handler)
+        sim = _scenario(seed, exactly_once, handler, sweeps)
         producer = sim.clients.producers.get("a")
         store = store_of(producer) if producer else None
         for p in range(sim.size + 1):

@@ -207,3 +207,32 @@ def test_a_full_queue_does_not_block_replication_and_restarts_the_epoch() -> Non
     assert store.translate("orders", 0, 2) == 2
     assert store.translate("orders", 0, 8) is None
     assert [store.translate("orders", 0, p) for p in (10, 11, 12)] == [6, 7, 8]
+
+
+def test_between_sweeps_a_commit_asks_positions_only_of_partitions_acknowledged_since_the_last() -> None:
+    clients, now, asked = FakeClients(), [0.0], []
+
+    def positions(tps: list[TopicPartition]) -> list[TopicPartition]:
+        asked.append(sorted(tp.partition for tp in tps))
+        return [TopicPartition(tp.topic, tp.partition, 10 + 2) for tp in tps]  # a source marker after offset 9
+
+    emitter = OffsetSyncEmitter(_flow(), positions, clients=clients, clock=lambda: now[0])  # type: ignore[arg-type]
+    states = [PartitionState("orders", p, "us-west.orders", acked_next=0, stored_next=0) for p in range(500)]
+    for p, state in enumerate(states):
+        _ack(emitter, state, list(range(10)), 10 * p)
+    emitter.committed()
+    assert asked == [list(range(500))]  # the first commit sweeps
+
+    now[0] = 1.0
+    _ack(emitter, states[3], [12], 5000)
+    emitter.committed()
+    assert asked[-1] == [3]
+    assert syncs_of(clients.producers["us-west"])[-1] == ("orders", 3, 13, 5001, False)
+
+    now[0] = 2.0
+    emitter.committed()
+    assert len(asked) == 2  # nothing acknowledged: no request at all
+
+    now[0] = emitter.sweep_interval
+    emitter.committed()
+    assert asked[-1] == list(range(500))

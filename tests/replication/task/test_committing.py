@@ -81,3 +81,77 @@ def test_a_full_batch_never_commits_early_and_an_empty_transaction_waits_for_the
     empty, empty_transactions = _committer(high=500, read_to=None)
     empty.commit_when_due(10.01, full_batch=False)
     assert empty_transactions.commits == 0
+
+
+class _Producer:
+    """What store_positions needs of a BatchProducer: the positions written, and a batch's consumed partitions."""
+
+    def __init__(self) -> None:
+        self.client = self
+        self.written: list[tuple[str, int]] = []
+        self.consumed: dict[PartitionState, int] = {}
+
+    def produce(self, topic: str, value: bytes, key: bytes, **kwargs: Any) -> None:
+        self.written.append(tuple(key.decode().split(":")[-2:]))  # type: ignore[arg-type]
+
+    def raise_if_failed(self) -> None:
+        pass
+
+    def replicate(self, msgs: list[Any], states: Any, handler: Any, on_error: Any) -> dict[PartitionState, int]:
+        return self.consumed
+
+
+class _Watermarks:
+    def __init__(self) -> None:
+        self.looked_up: list[tuple[str, int]] = []
+
+    def get_watermark_offsets(self, tp: TopicPartition, cached: bool = False) -> tuple[int, int]:
+        self.looked_up.append((tp.topic, tp.partition))
+        return 0, 100
+
+
+def test_a_store_between_sweeps_looks_only_at_partitions_consumed_from_until_they_are_acknowledged() -> None:
+    config = flow()
+    metrics = MetricsRegistry()
+    producer, consumer, now = _Producer(), _Watermarks(), [0.0]
+    committer = PositionCommitter(
+        config,
+        0,
+        metrics,
+        producer,
+        consumer,
+        FaultReporter(config, 0, metrics),
+        "positions",
+        TaskListeners([]),  # type: ignore[arg-type]
+    )
+    committer.clock = lambda: now[0]
+    states = [PartitionState("orders", p, "src.orders", acked_next=0, stored_next=0) for p in range(1000)]
+    for state in states:
+        committer.track(state)
+    committer.store_positions()  # the first store sweeps every partition
+    assert len(consumer.looked_up) == 1000
+    assert metrics.snapshot()["flows"][config.name]["partitions"]["orders-999"]["replication-record-lag"] == 100
+
+    consumer.looked_up.clear()
+    busy = states[7]
+    producer.consumed = {busy: 50}
+    committer.replicate([], None, lambda msg: None)
+    busy.inflight = 1  # produced, not acknowledged yet
+    now[0] = 1.0
+    committer.store_positions()
+    assert consumer.looked_up == [("orders", 7)] and committer.states[("orders", 7)].stored_next == 0
+
+    consumer.looked_up.clear()
+    busy.run_acked(50, downstream=49)
+    now[0] = 2.0
+    committer.store_positions()  # acknowledged since the last store: its position is written now, not at a sweep
+    assert consumer.looked_up == [("orders", 7)] and busy.stored_next == 50
+
+    consumer.looked_up.clear()
+    now[0] = 3.0
+    committer.store_positions()  # nothing moved
+    assert consumer.looked_up == []
+
+    now[0] = 5.0
+    committer.store_positions()  # the sweep: every partition's lag again
+    assert len(consumer.looked_up) == 1000
