@@ -71,9 +71,14 @@ class TopicSync:
             del topics[topic]
         return topics
 
-    def ensure_remote_topics(self, topics: dict[str, int]) -> None:
-        """Create missing remote topics (with synced configs) and add partitions the source gained."""
-        existing = {name: len(m.partitions) for name, m in self.target.list_topics(timeout=TIMEOUT).topics.items()}
+    def remote_topics(self) -> dict[str, int]:
+        """The target's topics with their partition counts: one metadata request, for the calls below to share."""
+        return {name: len(m.partitions) for name, m in self.target.list_topics(timeout=TIMEOUT).topics.items()}
+
+    def ensure_remote_topics(self, topics: dict[str, int], existing: Mapping[str, int] | None = None) -> None:
+        """Create missing remote topics (with synced configs) and add partitions the source gained; `existing` is
+        the target's topics as `remote_topics()` listed them, if the caller has them already."""
+        existing = self.remote_topics() if existing is None else existing
         missing = [t for t in topics if self.remote_topic(t) not in existing]
         if missing:
             configs = self.source_configs(missing) if self.flow.sync_topic_configs_enabled else {}
@@ -121,9 +126,9 @@ class TopicSync:
                 late[0],
             )
 
-    def missing_remote_topics(self, topics: Iterable[str]) -> list[str]:
+    def missing_remote_topics(self, topics: Iterable[str], existing: Mapping[str, int] | None = None) -> list[str]:
         """Source topics whose remote topic no longer exists at the target."""
-        existing = self.target.list_topics(timeout=TIMEOUT).topics
+        existing = self.remote_topics() if existing is None else existing
         return [t for t in topics if self.remote_topic(t) not in existing]
 
     def source_configs(self, topics: Iterable[str]) -> dict[str, dict[str, str]]:

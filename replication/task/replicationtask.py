@@ -229,14 +229,15 @@ class ReplicationTask:
         topics = self.topic_sync.source_topics()
         self.faults.warn(nothing_matched(self.flow, topics, self.topic_sync.listed))
         written = {state.topic for state in self.states.values() if state.last_downstream >= 0}
-        deleted = self.topic_sync.missing_remote_topics(sorted(written))
+        remotes = self.topic_sync.remote_topics()  # one target listing for both checks below
+        deleted = self.topic_sync.missing_remote_topics(sorted(written), remotes)
         if deleted:
             raise ReplicationError(
                 f"{self.flow.name} task {self.task_id}: remote topics of {deleted} were deleted at the target; "
                 "restart to re-replicate them from the source"
             )
         if self.sync_topics:
-            self.topic_sync.ensure_remote_topics(topics)
+            self.topic_sync.ensure_remote_topics(topics, remotes)
             if self.sync_configs and now >= self._next_config_sync:
                 self._sync_configs_and_acls(list(topics))
         new = [(t, p) for t, n in sorted(topics.items()) for p in range(n) if (t, p) not in self.states]
