@@ -133,18 +133,10 @@ class TopicSync:
 
     def source_configs(self, topics: Iterable[str]) -> dict[str, dict[str, str]]:
         """Topic-level overrides at the source, minus `config.properties.exclude`."""
-        resources = [ConfigResource(ResourceType.TOPIC, t) for t in topics]
-        if not resources:
-            return {}
         result: dict[str, dict[str, str]] = {}
-        for resource, future in self.source.describe_configs(resources).items():
-            entries = future.result(timeout=TIMEOUT)
-            result[resource.name] = {
-                name: entry.value
-                for name, entry in entries.items()
-                if entry.source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
-                and entry.value is not None
-                and not self._config_exclude.fullmatch(name)
+        for resource, entries in _described(self.source, list(topics)):
+            result[resource] = {
+                name: value for name, value in entries.items() if not self._config_exclude.fullmatch(name)
             }
         return result
 
@@ -168,17 +160,7 @@ class TopicSync:
         return changed
 
     def _target_overrides(self, remotes: list[str]) -> dict[str, dict[str, str]]:
-        if not remotes:
-            return {}
-        futures = self.target.describe_configs([ConfigResource(ResourceType.TOPIC, r) for r in remotes])
-        return {
-            resource.name: {
-                n: e.value
-                for n, e in future.result(timeout=TIMEOUT).items()
-                if e.source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value and e.value is not None
-            }
-            for resource, future in futures.items()
-        }
+        return dict(_described(self.target, remotes))
 
     def sync_acls(self, topics: Iterable[str]) -> list[AclBinding]:
         """Copy LITERAL topic ALLOW bindings; never WRITE; ALL becomes READ (MM2's rules)."""
@@ -221,6 +203,24 @@ def target_acl_binding(binding: AclBinding, remote_topic: str) -> AclBinding | N
 
 BATCH = 100  # topics per CreateTopics / CreatePartitions request
 T = TypeVar("T")
+
+
+def _described(admin: AdminClient, topics: list[str]) -> Iterator[tuple[str, dict[str, str]]]:
+    """Each topic's dynamic (topic-level) config overrides, asked in batches: one request for a thousand topics
+    outlasted its wait on a busy broker (a 10,000-partition flow's start)."""
+    for batch in _batches(topics):
+        futures = admin.describe_configs([ConfigResource(ResourceType.TOPIC, t) for t in batch])
+        deadline = time.monotonic() + TIMEOUT
+        for resource, future in futures.items():
+            entries = future.result(timeout=max(deadline - time.monotonic(), 0.0))
+            yield (
+                resource.name,
+                {
+                    name: entry.value
+                    for name, entry in entries.items()
+                    if entry.source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value and entry.value is not None
+                },
+            )
 
 
 def _batches(items: list[T]) -> Iterator[list[T]]:

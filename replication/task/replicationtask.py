@@ -247,11 +247,18 @@ class ReplicationTask:
             log.info("%s task %d: assigned %d partitions", self.flow.name, self.task_id, len(assign))
 
     def _sync_configs_and_acls(self, topics: list[str]) -> None:
+        """Copy configs and ACLs when due. A cluster that does not answer in time is reported, and asked again at
+        the next refresh: replication does not depend on it (it stopped a 10,000-partition flow's start)."""
         self._next_config_sync = self.clock() + self.flow.sync_topic_configs_interval_seconds
-        if self.flow.sync_topic_configs_enabled:
-            self.topic_sync.sync_configs(topics)
-        if self.flow.sync_topic_acls_enabled:
-            self.topic_sync.sync_acls(topics)
+        try:
+            if self.flow.sync_topic_configs_enabled:
+                self.topic_sync.sync_configs(topics)
+            if self.flow.sync_topic_acls_enabled:
+                self.topic_sync.sync_acls(topics)
+        except (KafkaException, TimeoutError) as exc:
+            self._next_config_sync = self.clock()  # the next refresh tries again
+            detail = exc.args[0].str() if isinstance(exc, KafkaException) else "no answer in time"
+            self.faults.report(f"topic config and ACL sync failed: {detail}")
 
     def _watermarks(self, topic: str, partition: int, timeout: float = 30.0) -> tuple[int, int]:
         """Source log start and end; a partition just added may need a metadata refresh first."""
