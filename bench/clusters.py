@@ -14,6 +14,9 @@ from localkafka.dist import KAFKA_DIST_NAME
 STATE_DIR = Path("var/bench-kafka")
 BROKER_PORT_BASE = 21092  # away from the dev (19092+) and test (29092+) clusters
 ZK_PORT_BASE = 14181
+# Kafka's own default (kafka-server-start.sh). At 512m, localkafka's default, the source broker of a 10,000-partition
+# bench-scale run spent nearly two cores in GC after a few runner starts and lost its ZooKeeper session.
+BROKER_HEAP = "1g"
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,7 @@ def bench_clusters(keep: bool = False) -> Iterator[BenchClusters]:
         source, target = parse_bench_clusters(given)
         yield BenchClusters(source, target, "unknown (BENCH_CLUSTERS)")
         return
-    kafka = LocalKafka(STATE_DIR, broker_port_base=BROKER_PORT_BASE, zk_port_base=ZK_PORT_BASE)
+    kafka = LocalKafka(STATE_DIR, BROKER_PORT_BASE, ZK_PORT_BASE, broker_heap=BROKER_HEAP)
     try:
         servers = kafka.up(["src", "dst"])
         pids = (kafka.broker_pid("src"), kafka.broker_pid("dst"))

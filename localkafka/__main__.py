@@ -27,6 +27,7 @@ def _parser() -> argparse.ArgumentParser:
     up = sub.add_parser("up", help="start clusters and wait until each answers an admin call")
     up.add_argument("--clusters", default=",".join(DEFAULT_ALIASES), help="comma-separated aliases")
     up.add_argument("--timeout", type=float, default=120.0)
+    up.add_argument("--broker-heap", default="512m", help="each broker's Java heap, e.g. 1g (default 512m)")
     sub.add_parser("status", help="show the recorded clusters and whether they answer")
     down = sub.add_parser("down", help="stop exactly the processes that up started")
     down.add_argument("--purge", action="store_true", help="also delete the data directories")
@@ -35,7 +36,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    kafka = LocalKafka(args.state_dir, broker_port_base=args.port_base, zk_port_base=args.zk_port_base)
+    heap = getattr(args, "broker_heap", "512m")  # only `up` starts brokers
+    kafka = LocalKafka(args.state_dir, args.port_base, args.zk_port_base, broker_heap=heap)
     try:
         if args.command == "up":
             aliases = [a.strip() for a in args.clusters.split(",") if a.strip()]

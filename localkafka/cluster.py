@@ -146,8 +146,8 @@ class LocalCluster:
             "org.apache.zookeeper.server.quorum.QuorumPeerMain", "zookeeper.properties", "128m", "zk.out"
         )
 
-    def start_broker(self) -> int:
-        return self._spawn("kafka.Kafka", "server.properties", "512m", "broker.out")
+    def start_broker(self, heap: str = "512m") -> int:
+        return self._spawn("kafka.Kafka", "server.properties", heap, "broker.out")
 
     def owns(self, pid: int | None) -> bool:
         return pid_owned(pid, self.spec.data_dir)

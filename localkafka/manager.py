@@ -42,8 +42,12 @@ class LocalKafka:
         broker_port_base: int = 19092,
         zk_port_base: int = 12181,
         cache_dir: Path | None = None,
+        broker_heap: str = "512m",
     ) -> None:
         self.state_dir = Path(state_dir).resolve()
+        # Enough for the demo and the tests. A single broker that holds 10,000 partitions needs more: at 512m the
+        # bench-scale source broker spent nearly two cores in GC and lost its ZooKeeper session (bench/clusters.py).
+        self.broker_heap = broker_heap
         self.broker_port_base = broker_port_base
         self.zk_port_base = zk_port_base
         self.cache_dir = cache_dir or default_cache_dir()
@@ -107,7 +111,7 @@ class LocalKafka:
         self._save(state)
         for cluster in todo:
             cluster.wait("zookeeper", state[cluster.spec.alias]["zk_pid"], deadline)
-            state[cluster.spec.alias]["broker_pid"] = cluster.start_broker()
+            state[cluster.spec.alias]["broker_pid"] = cluster.start_broker(self.broker_heap)
         self._save(state)
         for cluster in todo:
             self._broker_ready(cluster.spec.alias, deadline)
@@ -128,7 +132,7 @@ class LocalKafka:
             state = self._load()
             cluster = self._cluster(state[alias])
             if not cluster.owns(state[alias]["broker_pid"]):
-                state[alias]["broker_pid"] = cluster.start_broker()
+                state[alias]["broker_pid"] = cluster.start_broker(self.broker_heap)
                 self._save(state)
             try:
                 cluster.wait("broker", state[alias]["broker_pid"], deadline)
