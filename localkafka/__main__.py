@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from localkafka.cluster import DEFAULT_BROKER_HEAP
 from localkafka.dist import LocalKafkaError
 from localkafka.manager import DEFAULT_ALIASES, LocalKafka
 from replication.mm2.policy import PolicyError
@@ -27,7 +28,11 @@ def _parser() -> argparse.ArgumentParser:
     up = sub.add_parser("up", help="start clusters and wait until each answers an admin call")
     up.add_argument("--clusters", default=",".join(DEFAULT_ALIASES), help="comma-separated aliases")
     up.add_argument("--timeout", type=float, default=120.0)
-    up.add_argument("--broker-heap", default="512m", help="each broker's Java heap, e.g. 1g (default 512m)")
+    up.add_argument(
+        "--broker-heap",
+        default=DEFAULT_BROKER_HEAP,
+        help=f"each broker's Java heap, e.g. 1g (default {DEFAULT_BROKER_HEAP})",
+    )
     sub.add_parser("status", help="show the recorded clusters and whether they answer")
     down = sub.add_parser("down", help="stop exactly the processes that up started")
     down.add_argument("--purge", action="store_true", help="also delete the data directories")
@@ -36,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    heap = getattr(args, "broker_heap", "512m")  # only `up` starts brokers
+    heap = getattr(args, "broker_heap", DEFAULT_BROKER_HEAP)  # only `up` starts brokers
     kafka = LocalKafka(args.state_dir, args.port_base, args.zk_port_base, broker_heap=heap)
     try:
         if args.command == "up":

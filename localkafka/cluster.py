@@ -43,6 +43,8 @@ BROKER_SETTINGS = {
     "num.io.threads": "4",
 }
 
+# Enough for the demo and the tests; a broker holding 10,000 partitions needs more (bench/clusters.py).
+DEFAULT_BROKER_HEAP = "512m"
 JVM_OPTS = ["-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-Djava.awt.headless=true"]
 
 
@@ -146,7 +148,7 @@ class LocalCluster:
             "org.apache.zookeeper.server.quorum.QuorumPeerMain", "zookeeper.properties", "128m", "zk.out"
         )
 
-    def start_broker(self, heap: str = "512m") -> int:
+    def start_broker(self, heap: str) -> int:
         return self._spawn("kafka.Kafka", "server.properties", heap, "broker.out")
 
     def owns(self, pid: int | None) -> bool:

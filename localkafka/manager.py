@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localkafka.cluster import ClusterSpec, LocalCluster, port_open
+from localkafka.cluster import DEFAULT_BROKER_HEAP, ClusterSpec, LocalCluster, port_open
 from localkafka.dist import LocalKafkaError, ensure_kafka_home, find_java
 from replication.mm2.policy import validate_alias
 
@@ -42,11 +42,9 @@ class LocalKafka:
         broker_port_base: int = 19092,
         zk_port_base: int = 12181,
         cache_dir: Path | None = None,
-        broker_heap: str = "512m",
+        broker_heap: str = DEFAULT_BROKER_HEAP,
     ) -> None:
         self.state_dir = Path(state_dir).resolve()
-        # Enough for the demo and the tests. A single broker that holds 10,000 partitions needs more: at 512m the
-        # bench-scale source broker spent nearly two cores in GC and lost its ZooKeeper session (bench/clusters.py).
         self.broker_heap = broker_heap
         self.broker_port_base = broker_port_base
         self.zk_port_base = zk_port_base

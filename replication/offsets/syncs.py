@@ -44,7 +44,7 @@ from replication.kafka.internaltopics import (
     offset_syncs_topic,
 )
 from replication.mm2.records import OffsetSync
-from replication.task.partitionstate import PartitionState, Run
+from replication.task.partitionstate import PartitionState, Run, Sweep
 
 log = logging.getLogger("replication.offsetsyncs")
 EPOCH_HEADER = "mirrorplane.offset-sync"
@@ -145,11 +145,6 @@ class PartitionSyncs:
         return [(u, d, False) for u, d in sorted(wanted.items()) if self.provisional.get(u) != d]
 
 
-def _idle(state: PartitionState) -> bool:
-    """Nothing of the partition awaits an acknowledgement."""
-    return state.inflight == 0 and state.pending_next is None
-
-
 class OffsetSyncEmitter:
     """The task listener that writes offset syncs for what the task made durable (see the module docstring).
 
@@ -172,12 +167,10 @@ class OffsetSyncEmitter:
         self.marker = 1 if flow.exactly_once else 0
         self.rewrite_after = OFFSET_SYNCS_RETENTION_MS / 1000 / 4  # an idle partition's frontier outlives retention
         self.partitions: dict[tuple[str, int], PartitionSyncs] = {}
-        # A commit looks at the partitions acknowledged since their last frontier, and at every partition once per
-        # sweep_interval: an idle partition's position moves only over source transaction markers, and a frontier is
-        # provisional, so a few seconds' delay there costs no exactness (see PositionCommitter.sweep_interval).
-        self.sweep_interval = 5.0
-        self._moved: set[tuple[str, int]] = set()
-        self._next_sweep = 0.0
+        # A commit looks at the partitions acknowledged since their last frontier, and at all of them once per
+        # sweep: an idle partition's position moves only over source transaction markers, and a frontier is
+        # provisional, so a few seconds' delay there costs no exactness.
+        self.sweep: Sweep[tuple[str, int]] = Sweep()
         self.pending: list[tuple[str, int, Sync]] = []
         self.written = 0
         self._saved: dict[tuple[str, int], PartitionSyncs | None] = {}  # exactly-once: state at the last commit
@@ -194,7 +187,7 @@ class OffsetSyncEmitter:
             self._saved[key] = None if syncs is None else syncs.copy()
         if syncs is None:
             syncs = self.partitions[key] = PartitionSyncs(run.state, from_position=not self._restarted)
-        self._moved.add(key)
+        self.sweep.moved.add(key)
         for upstream, first_down, count in stretches(run, downstream):
             self.pending.extend((key[0], key[1], sync) for sync in syncs.stretch(upstream, first_down, count))
 
@@ -228,14 +221,11 @@ class OffsetSyncEmitter:
     # -- internals -----------------------------------------------------------------------------------
     def _frontiers(self) -> None:
         now = self.clock()
-        if now >= self._next_sweep:
-            self._next_sweep = now + self.sweep_interval
-            looked_at = dict(self.partitions)
-        else:
-            looked_at = {key: self.partitions[key] for key in self._moved if key in self.partitions}
+        keys = self.sweep.pick(now, self.partitions.keys)
+        looked_at = {key: self.partitions[key] for key in keys if key in self.partitions}
         next_positions = self._next_positions(looked_at)
         # Until it is idle at a commit, a partition's position may still pass markers the runs do not show.
-        self._moved = {key for key, syncs in looked_at.items() if not _idle(syncs.state)}
+        self.sweep.moved = {key for key, syncs in looked_at.items() if syncs.state.acknowledging}
         for key, syncs in looked_at.items():
             frontier = syncs.frontier(next_positions.get(key, syncs.state.acked_next), self.marker)
             if not frontier and now - syncs.frontier_written >= self.rewrite_after:
@@ -246,7 +236,7 @@ class OffsetSyncEmitter:
 
     def _next_positions(self, partitions: dict[tuple[str, int], PartitionSyncs]) -> dict[tuple[str, int], int]:
         """Where each partition's replication stands: past the markers too, once nothing is in flight."""
-        idle = [s.state for s in partitions.values() if _idle(s.state)]
+        idle = [s.state for s in partitions.values() if not s.state.acknowledging]
         if self.positions is None or not idle:
             return {}
         result = {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
@@ -15,7 +15,7 @@ from replication.metrics.registry import MetricsRegistry
 from replication.task import positions
 from replication.task.faults import FaultReporter
 from replication.task.handlers import RecordHandler
-from replication.task.partitionstate import PartitionState, TaskListener
+from replication.task.partitionstate import PartitionState, Sweep, TaskListener
 from replication.task.producing import BatchProducer
 
 log = logging.getLogger("replication.engine")  # the task's own log, as operators know it
@@ -54,14 +54,10 @@ class PositionCommitter:
         self.states: dict[positions.TopicPartitionKey, PartitionState] = {}
         self.txn_started: float | None = None  # when the open transaction began (exactly once)
         self.consumed_next: dict[PartitionState, int] = {}  # exactly once: positions the open transaction covers
-        # A store looks only at the partitions consumed from since their position was last stored, and at every
-        # partition once per sweep_interval: an idle partition's position cannot move, and its lag moves without a
-        # record only over source transaction markers or aborted records. At 2,500 idle partitions a store of all
-        # of them took 7 ms of a task's CPU each second (bench/README.md, idle CPU).
-        self.sweep_interval = 5.0
+        # A store looks at the partitions consumed from since their position was last stored, and at all of them
+        # once per sweep: an idle partition's position cannot move.
+        self.sweep: Sweep[PartitionState] = Sweep()
         self.clock: Callable[[], float] = time.monotonic
-        self._moved: set[PartitionState] = set()
-        self._next_sweep = 0.0
 
     def init_transactions(self) -> None:
         """Exactly once: fence any zombie with our transactional.id, before the task reads its positions."""
@@ -71,12 +67,12 @@ class PositionCommitter:
     def track(self, state: PartitionState) -> None:
         """Take a newly assigned partition's state; its position is committed from now on."""
         self.states[(state.topic, state.partition)] = state
-        self._moved.add(state)
+        self.sweep.moved.add(state)
 
     def replicate(self, msgs: list[Any], handler: RecordHandler | None, on_error: Callable[[Message], None]) -> None:
         """Produce a consumed batch; exactly once, the open transaction now covers the positions it consumed."""
         consumed = self.producer.replicate(msgs, self.states, handler, on_error)
-        self._moved.update(consumed)
+        self.sweep.moved.update(consumed)
         if self.flow.exactly_once:
             self.consumed_next.update(consumed)
 
@@ -160,7 +156,6 @@ class PositionCommitter:
         self.producer.raise_if_failed()
         for state, next_offset in self.consumed_next.items():  # the transaction covers what it produced
             state.acked_next = max(state.acked_next, next_offset)
-        self._moved.update(self.consumed_next)
         self.consumed_next.clear()
         due = self._due_positions()
         positions.write(self.producer.client, self.positions_topic, due)
@@ -204,7 +199,7 @@ class PositionCommitter:
     def _due_positions(self) -> DuePositions:
         due = []
         exactly_once = self.flow.exactly_once  # its downstream offsets include commit markers: resume needs none
-        for state in self._to_look_at():
+        for state in self.sweep.pick(self.clock(), self.states.values):
             key = (state.topic, state.partition)
             state.hw = self.consumer.get_watermark_offsets(TopicPartition(*key), cached=True)[1]
             if state.hw >= 0:
@@ -214,15 +209,8 @@ class PositionCommitter:
                 remote = None if down is None else state.remote_topic
                 due.append((key, positions.Position(state.acked_next, max(state.hw, state.acked_next), down, remote)))
         # A partition whose runs still await their acknowledgement moves again: it stays for the next store.
-        self._moved = {state for state in self._moved if state.inflight or state.pending_next is not None}
+        self.sweep.moved = {state for state in self.sweep.moved if state.acknowledging}
         return due
-
-    def _to_look_at(self) -> Iterable[PartitionState]:
-        now = self.clock()
-        if now < self._next_sweep:
-            return list(self._moved)
-        self._next_sweep = now + self.sweep_interval
-        return list(self.states.values())
 
     def _stored_positions(self, due: DuePositions) -> None:
         if due:

@@ -47,7 +47,7 @@ class Simulation:
     def __init__(self, rng: random.Random, exactly_once: bool, handler: bool, size: int, sweeps: float = 1.0) -> None:
         self.rng = rng
         # A commit writes the frontier of a partition acknowledged since the last one; of any other partition (one
-        # whose position moved over gaps or dropped records alone) only when it sweeps, every sweep_interval. The
+        # whose position moved over gaps or dropped records alone) only when it sweeps, every sweep interval. The
         # clock passes an interval before a commit with probability `sweeps` (1.0: every commit sweeps).
         self.sweeps = sweeps
         self.sweep_rng = random.Random(size)  # its own numbers: each seed replicates as it did before sweeps
@@ -126,10 +126,10 @@ class Simulation:
             return []
         state.stored_next = state.acked_next
         if self.sweep_rng.random() < self.sweeps:
-            self.now += emitter.sweep_interval
+            self.now += emitter.sweep.interval
         sweeping = self.now >= self.next_sweep
         if sweeping:
-            self.next_sweep = self.now + emitter.sweep_interval
+            self.next_sweep = self.now + emitter.sweep.interval
         emitter.committed()
         epoch.copies += txn
         looked_at, self.acked_since_commit = sweeping or self.acked_since_commit, False

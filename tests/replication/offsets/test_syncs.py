@@ -233,6 +233,6 @@ def test_between_sweeps_a_commit_asks_positions_only_of_partitions_acknowledged_
     emitter.committed()
     assert len(asked) == 2  # nothing acknowledged: no request at all
 
-    now[0] = emitter.sweep_interval
+    now[0] = emitter.sweep.interval
     emitter.committed()
     assert asked[-1] == list(range(500))

@@ -88,11 +88,11 @@ class _Producer:
 
     def __init__(self) -> None:
         self.client = self
-        self.written: list[tuple[str, int]] = []
+        self.written: list[bytes] = []  # position record keys
         self.consumed: dict[PartitionState, int] = {}
 
     def produce(self, topic: str, value: bytes, key: bytes, **kwargs: Any) -> None:
-        self.written.append(tuple(key.decode().split(":")[-2:]))  # type: ignore[arg-type]
+        self.written.append(key)
 
     def raise_if_failed(self) -> None:
         pass
@@ -140,12 +140,14 @@ def test_a_store_between_sweeps_looks_only_at_partitions_consumed_from_until_the
     now[0] = 1.0
     committer.store_positions()
     assert consumer.looked_up == [("orders", 7)] and committer.states[("orders", 7)].stored_next == 0
+    producer.written.clear()
 
     consumer.looked_up.clear()
     busy.run_acked(50, downstream=49)
     now[0] = 2.0
     committer.store_positions()  # acknowledged since the last store: its position is written now, not at a sweep
     assert consumer.looked_up == [("orders", 7)] and busy.stored_next == 50
+    assert len(producer.written) == 1  # that one position, no other
 
     consumer.looked_up.clear()
     now[0] = 3.0
