@@ -34,6 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--exactly-once", action="store_true")
     parser.add_argument("--tasks", type=int, default=1, help="tasks.max: task processes")
+    parser.add_argument("--processes", type=int, help="the runner's --processes: tasks share N processes as threads")
     parser.add_argument(
         "--property",
         action="append",
@@ -73,7 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     dataset = Dataset(args.records, args.size, args.partitions)
     properties = dict(item.split("=", 1) for item in args.property)
-    engine = Mirrorplane(exactly_once=args.exactly_once, tasks=args.tasks, properties=properties)
+    engine = Mirrorplane(
+        exactly_once=args.exactly_once, tasks=args.tasks, properties=properties, processes=args.processes
+    )
     with bench_clusters(keep=args.keep_clusters) as clusters:
         ensure_dataset(clusters.source, dataset)
         session = Session(clusters)

@@ -153,11 +153,22 @@ class MirrorMaker(Replicator):
 class Mirrorplane(Replicator):
     """Mirrorplane's engine as users run it standalone: `python -m replication run --config flows.properties`."""
 
-    def __init__(self, exactly_once: bool = False, tasks: int = 1, properties: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        exactly_once: bool = False,
+        tasks: int = 1,
+        properties: Mapping[str, str] | None = None,
+        processes: int | None = None,
+    ) -> None:
         self.exactly_once = exactly_once
         self.tasks = tasks
         self.properties = dict(properties or {})  # more flow properties, e.g. transaction.boundary.interval.ms
-        self.name = ("mp-eos" if exactly_once else "mp-alo") + (f"-{tasks}t" if tasks > 1 else "")
+        self.processes = processes  # the runner's --processes: tasks share that many processes as threads
+        self.name = (
+            ("mp-eos" if exactly_once else "mp-alo")
+            + (f"-{tasks}t" if tasks > 1 else "")
+            + (f"-{processes}p" if processes else "")
+        )
 
     def launch(self, ctx: RunContext, topic: str, partitions: int, topic_config: dict[str, str]) -> Launch:
         alias = f"src-{ctx.run_id}"  # fresh remote topic and positions topic: the copy starts from nothing
@@ -176,6 +187,8 @@ class Mirrorplane(Replicator):
             ],
         )
         argv = [sys.executable, "-m", "replication", "--log-level", "WARNING", "run", "--config", str(config)]
+        if self.processes:
+            argv += ["--processes", str(self.processes)]
         child = Child(argv, ctx.workdir / f"{ctx.run_id}-{self.name}.log", cwd=REPO, env=python_env())
         remote = f"{alias}.{topic}"
         marks = Watermarks(ctx.clusters.target, remote, partitions)

@@ -58,6 +58,7 @@ class IdleFlowFigures:
     """N flows of one topic each, caught up and idle: what each idle flow costs the standalone runner."""
 
     flows: int
+    shared_by: int  # the runner's --processes (0: one process per task)
     processes: int
     pss_mb: float  # the runner's tree, proportional set size after 10 s idle (shared pages counted once)
     pss_mb_per_flow: float
@@ -211,9 +212,11 @@ def _idle_cpu_pct(child: Child) -> float:
     return 100 * (tree_cpu_seconds(child.pid) - cpu_before) / (time.monotonic() - idle_started)
 
 
-def measure_idle_flows(src: str, dst: str, flows: int, per_partition: int, out: Path) -> IdleFlowFigures:
+def measure_idle_flows(
+    src: str, dst: str, flows: int, per_partition: int, out: Path, shared_by: int = 0
+) -> IdleFlowFigures:
     """`flows` flows, each from its own source alias (all on the same broker) with one topic of 10 partitions and
-    tasks.max 1, caught up; then 10 s with no traffic."""
+    tasks.max 1, caught up; then 10 s with no traffic. `shared_by`: the runner's --processes (0: one per task)."""
     run = uuid.uuid4().hex[:6]
     aliases = [f"i{run}x{i}" for i in range(flows)]
     topics = [f"idle-{run}-{i}" for i in range(flows)]
@@ -231,11 +234,11 @@ def measure_idle_flows(src: str, dst: str, flows: int, per_partition: int, out: 
         "emit.checkpoints.enabled = false",
         "sync.group.offsets.enabled = false",
     ]
-    config = out / f"idle-{flows}.properties"
+    config = out / f"idle-{flows}-{shared_by}.properties"
     config.write_text("\n".join(lines) + "\n")
-    child = Child(
-        [sys.executable, "-m", "replication", "run", "--config", str(config)], out / f"idle-{flows}.log", cwd=REPO
-    )
+    argv = [sys.executable, "-m", "replication", "run", "--config", str(config)]
+    argv += ["--processes", str(shared_by)] if shared_by else []
+    child = Child(argv, out / f"idle-{flows}-{shared_by}.log", cwd=REPO)
     remotes = [f"{alias}.{topic}" for alias, topic in zip(aliases, topics, strict=True)]
     try:
         _wait_caught_up(child, dst, remotes, records, 600)
@@ -245,7 +248,7 @@ def measure_idle_flows(src: str, dst: str, flows: int, per_partition: int, out: 
         child.stop()
         _drop(src, topics, wait=True)
         _drop(dst, remotes + [positions_topic(alias) for alias in aliases], wait=True)
-    return IdleFlowFigures(flows, processes, round(pss, 1), round(pss / flows, 1), round(idle_cpu, 1))
+    return IdleFlowFigures(flows, shared_by, processes, round(pss, 1), round(pss / flows, 1), round(idle_cpu, 1))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -255,6 +258,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--records-per-partition", type=int, default=10)
     parser.add_argument("--keep-clusters", action="store_true")
     parser.add_argument("--idle-flows", default="1,4,8", help="flow counts of the idle-flow memory run ('' for none)")
+    parser.add_argument(
+        "--idle-processes",
+        default="0,1",
+        help="the runner's --processes for the idle-flow run, comma-separated (0: one process per task)",
+    )
     args = parser.parse_args(argv)
     out = REPO / "var" / "bench" / f"scale-{time.strftime('%Y%m%d-%H%M%S')}"
     out.mkdir(parents=True, exist_ok=True)
@@ -262,9 +270,12 @@ def main(argv: list[str] | None = None) -> None:
     with bench_clusters(keep=args.keep_clusters) as clusters:
         # First, on brokers that hold no partitions of the sizes' runs.
         idle: list[IdleFlowFigures] = []
-        for n in (int(n) for n in args.idle_flows.split(",") if n):
-            idle.append(measure_idle_flows(clusters.source, clusters.target, n, args.records_per_partition, out))
-            print(json.dumps(asdict(idle[-1])), flush=True)
+        for shared_by in (int(n) for n in args.idle_processes.split(",") if n):
+            for n in (int(n) for n in args.idle_flows.split(",") if n):
+                idle.append(
+                    measure_idle_flows(clusters.source, clusters.target, n, args.records_per_partition, out, shared_by)
+                )
+                print(json.dumps(asdict(idle[-1])), flush=True)
         sizes = [int(s) for s in args.sizes.split(",") if s]
         for size in sizes:
             cleanup: list[tuple[str, list[str]]] = []
@@ -292,11 +303,14 @@ def main(argv: list[str] | None = None) -> None:
         )
     if idle:
         print(
-            f"\nidle flows (one topic of 10 partitions each, tasks.max 1)\n{'flows':>5} {'processes':>9} "
-            f"{'PSS MB':>7} {'MB per flow':>11} {'idle CPU %':>10}"
+            f"\nidle flows (one topic of 10 partitions each, tasks.max 1)\n{'flows':>5} {'--processes':>11} "
+            f"{'processes':>9} {'PSS MB':>7} {'MB per flow':>11} {'idle CPU %':>10}"
         )
         for i in idle:
-            print(f"{i.flows:>5} {i.processes:>9} {i.pss_mb:>7} {i.pss_mb_per_flow:>11} {i.idle_cpu_pct:>10}")
+            shared = str(i.shared_by) if i.shared_by else "per task"
+            print(
+                f"{i.flows:>5} {shared:>11} {i.processes:>9} {i.pss_mb:>7} {i.pss_mb_per_flow:>11} {i.idle_cpu_pct:>10}"
+            )
     results = REPO / "bench" / "results"
     results.mkdir(exist_ok=True)
     (results / "scale-latest.json").write_text(

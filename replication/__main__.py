@@ -23,8 +23,25 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="after a reported retention gap or recreated topic, resume at the source log start instead of stopping",
     )
+    run.add_argument(
+        "--processes",
+        type=_positive,
+        metavar="N",
+        help="share N processes among all tasks, as threads, instead of one process per task: memory then stays "
+        "flat as idle flows are added (default: one process per task)",
+    )
     offsets.add_parser(sub, Path)
     return parser
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -49,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return offsets.translate(flow, args.group, args.format)
     if args.accept_data_loss:
         flows = [flow.replace(on_data_loss="continue") for flow in flows]
-    return run_flows(flows)
+    return run_flows(flows, processes=args.processes)
 
 
 if __name__ == "__main__":

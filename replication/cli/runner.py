@@ -1,4 +1,9 @@
-"""Runs flows standalone, without the control plane: one process per task, SIGTERM stops all cleanly."""
+"""Runs flows standalone, without the control plane: SIGTERM stops every task cleanly.
+
+By default each task is a process of its own. With `processes`, the tasks are dealt round-robin over that many
+processes and share them as threads: memory then grows with the processes, not with the flows (an idle task's
+share is its clients and its state), and an idle task's thread sleeps in librdkafka without holding the GIL.
+"""
 
 from __future__ import annotations
 
@@ -38,18 +43,47 @@ def run_task(flow: FlowConfig, task_id: int, stopping: threading.Event | MpEvent
             side.stop()
 
 
-def _child_main(flow: FlowConfig, task_id: int, stopping: MpEvent) -> None:
+Job = tuple[FlowConfig, int]  # a flow and one of its task ids
+
+
+def _child_main(jobs: list[Job], stopping: MpEvent) -> None:
     # If the runner is SIGKILLed, its tasks must not live on as duplicates.
     die_with_parent(signal.SIGTERM)  # the fork server, should it die
     _stop_with_runner(stopping)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
-    logging.basicConfig(level=logging.INFO, format=f"%(asctime)s task {flow.name}/{task_id} %(levelname)s %(message)s")
-    try:
-        run_task(flow, task_id, stopping)
-    except (ReplicationError, DataLossError) as exc:
-        log.error("%s", exc)
-        sys.exit(2)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s task %(threadName)s %(levelname)s %(message)s")
+    sys.exit(_run_threads(jobs, stopping))
+
+
+def _run_threads(jobs: list[Job], stopping: threading.Event | MpEvent) -> int:
+    """Run each job as a thread of this process (named after its task, which every log line shows) until
+    stopping is set; a task that fails stops the others. Returns the exit code: 2 if any task failed."""
+    failures: list[Job] = []
+
+    def one(flow: FlowConfig, task_id: int) -> None:
+        try:
+            run_task(flow, task_id, stopping)
+        except (ReplicationError, DataLossError) as exc:
+            log.error("%s", exc)
+            failures.append((flow, task_id))
+        except BaseException:
+            log.exception("task %s/%d failed", flow.name, task_id)
+            failures.append((flow, task_id))
+        finally:
+            if failures:
+                stopping.set()
+
+    if len(jobs) == 1:  # no thread needed
+        one(*jobs[0])
+        return 2 if failures else 0
+    threads = [threading.Thread(target=one, args=job, name=f"{job[0].name}/{job[1]}") for job in jobs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        while thread.is_alive():  # a timed join keeps the main thread free for signal handlers
+            thread.join(0.5)
+    return 2 if failures else 0
 
 
 def _stop_with_runner(stopping: MpEvent) -> None:
@@ -67,8 +101,9 @@ def _stop_with_runner(stopping: MpEvent) -> None:
     threading.Thread(target=watch, name="runner-watch", daemon=True).start()
 
 
-def run_flows(flows: Sequence[FlowConfig]) -> int:
-    """Run every enabled flow's tasks until SIGTERM/SIGINT; returns the process exit code."""
+def run_flows(flows: Sequence[FlowConfig], processes: int | None = None) -> int:
+    """Run every enabled flow's tasks until SIGTERM/SIGINT, one process per task or the tasks dealt over
+    `processes` processes; returns the process exit code."""
     enabled = [f for f in flows if f.enabled]
     jobs = [(flow, task_id) for flow in enabled for task_id in range(flow.tasks_max)]
     if not jobs:
@@ -81,24 +116,26 @@ def run_flows(flows: Sequence[FlowConfig]) -> int:
         text = exc.args[0].str() if isinstance(exc, KafkaException) else str(exc) or "a cluster did not answer in time"
         log.error("%s", text)
         return 2
-    if len(jobs) == 1:
-        return _run_in_process(*jobs[0])
-    return _run_processes(jobs)
+    groups = deal(jobs, len(jobs) if processes is None else processes)
+    if len(groups) == 1:
+        return _run_in_process(groups[0])
+    return _run_processes(groups)
 
 
-def _run_in_process(flow: FlowConfig, task_id: int) -> int:
+def deal(jobs: list[Job], processes: int) -> list[list[Job]]:
+    """The jobs dealt round-robin over at most `processes` groups, so that a flow's tasks spread over them."""
+    count = max(1, min(processes, len(jobs)))
+    return [jobs[i::count] for i in range(count)]
+
+
+def _run_in_process(jobs: list[Job]) -> int:
     stopping = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stopping.set())
-    try:
-        run_task(flow, task_id, stopping)
-    except (ReplicationError, DataLossError) as exc:
-        log.error("%s", exc)
-        return 2
-    return 0
+    return _run_threads(jobs, stopping)
 
 
-def _run_processes(jobs: list[tuple[FlowConfig, int]]) -> int:
+def _run_processes(groups: list[list[Job]]) -> int:
     # Tasks fork from a server that imported the data plane once, before any client or thread existed: they share
     # its pages, where spawned tasks each loaded their own copy (idle-flow memory, bench/README.md). A SIGKILLed
     # runner still takes them along: the server exits when the runner's end of its pipe closes, and each task
@@ -106,7 +143,7 @@ def _run_processes(jobs: list[tuple[FlowConfig, int]]) -> int:
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["replication.cli.runner"])
     stopping = ctx.Event()
-    procs = [ctx.Process(target=_child_main, args=(f, t, stopping), name=f"{f.name}/{t}") for f, t in jobs]
+    procs = [ctx.Process(target=_child_main, args=(g, stopping), name=_group_name(g)) for g in groups]
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stopping.set())
     for proc in procs:
@@ -116,7 +153,11 @@ def _run_processes(jobs: list[tuple[FlowConfig, int]]) -> int:
         for proc in procs:
             proc.join(0.5)
             if proc.exitcode not in (None, 0) and not stopping.is_set():
-                log.error("task %s exited with %s; stopping the others", proc.name, proc.exitcode)
+                log.error("the process of task %s exited with %s; stopping the others", proc.name, proc.exitcode)
                 failed = True
                 stopping.set()
     return 2 if failed or any(p.exitcode for p in procs) else 0
+
+
+def _group_name(group: list[Job]) -> str:
+    return ", ".join(f"{flow.name}/{task_id}" for flow, task_id in group)

@@ -148,3 +148,47 @@ def test_a_sigkilled_runner_takes_every_task_process_along(kafka_clusters: dict[
     wait_until(
         lambda: not any(_running(pid) for pid in tasks), timeout=30, interval=0.2, what="every task process gone"
     )
+
+
+def test_flows_sharing_processes_replicate_every_record_and_stop_cleanly(
+    kafka_clusters: dict[str, str], tmp_path: Path
+) -> None:
+    # Three flows of two tasks each (six tasks) on two processes: each process runs three tasks as threads.
+    src, dst = kafka_clusters["us-west"], kafka_clusters["us-east"]
+    uid = uuid.uuid4().hex[:8]
+    sources = [f"s{i}x{uid}" for i in range(3)]
+    topics = [unique_topic(f"shared{i}") for i in range(3)]
+    lines = [f"clusters = {', '.join(sources)}, dst{uid}", f"dst{uid}.bootstrap.servers = {dst}", "tasks.max = 2"]
+    for source, topic in zip(sources, topics, strict=True):
+        create_topic(src, topic, partitions=PARTITIONS)
+        produce_known(src, topic, PARTITIONS, RECORDS)
+        lines += [f"{source}.bootstrap.servers = {src}", f"{source}->dst{uid}.enabled = true"]
+        lines += [f"{source}->dst{uid}.topics = {topic}"]
+    config = tmp_path / "shared.properties"
+    config.write_text("\n".join([*lines, "offset.flush.interval.ms = 200"]) + "\n")
+    log_path = tmp_path / "shared.log"
+    proc = start_replicator(config, log_path, "--processes", "2")
+    remotes = [f"{source}.{topic}" for source, topic in zip(sources, topics, strict=True)]
+    try:
+        for remote in remotes:
+            wait_until(partial(_arrived, proc, dst, remote), timeout=90, interval=0.5, what=f"{remote} copied")
+        assert proc.poll() is None, log_path.read_text()[-3000:]
+        # The runner, the fork server (and its resource tracker), and two task processes: not six.
+        tree = process_tree(proc.pid)
+        assert 3 <= len(tree) <= 5, f"{len(tree)} processes in the runner's tree"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=60)
+    log = log_path.read_text()
+    assert code == 0, log[-3000:]
+    assert _error_lines(log) == [], "\n".join(_error_lines(log)[:20])
+    for source in sources:  # each task's lines name it, as with a process per task
+        for task_id in (0, 1):
+            assert f"task {source}->dst{uid}/{task_id} INFO" in log, f"no log line of {source} task {task_id}"
+    for remote in remotes:
+        by_partition: dict[int, list[bytes]] = defaultdict(list)
+        for msg in consume_to_end(dst, remote, PARTITIONS):
+            by_partition[msg.partition() or 0].append(msg.value() or b"")
+        for p in range(PARTITIONS):
+            expected = [record_value(p, seq) for seq in range(RECORDS // PARTITIONS)]
+            assert by_partition[p] == expected, f"{remote} partition {p}: records differ from the source"

@@ -107,11 +107,11 @@ def produce_known(
     assert producer.flush(60) == 0
 
 
-def start_replicator(config: Path, log: Path) -> subprocess.Popen[bytes]:
-    """`python -m replication run --config config` in its own process, its output appended to log."""
+def start_replicator(config: Path, log: Path, *options: str) -> subprocess.Popen[bytes]:
+    """`python -m replication run --config config [options]` in its own process, its output appended to log."""
     with open(log, "ab") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "replication", "run", "--config", str(config)],
+            [sys.executable, "-m", "replication", "run", "--config", str(config), *options],
             cwd=REPO,
             stdout=out,
             stderr=subprocess.STDOUT,
