@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -28,6 +30,12 @@ from replication.analytics.lake import (
 from replication.analytics.session import build_session
 
 log = logging.getLogger("replication.analytics")
+
+# Jobs of one process share the session the first of them started (getOrCreate), and the last one to end stops it.
+# A worker on Celery's threads pool runs report jobs side by side; PySpark's active session is per thread, so each
+# would otherwise think it owned the session and stop it under the others.
+_SESSION_LOCK = threading.Lock()
+_session_jobs = 0
 Summary = dict[str, Any]
 
 
@@ -81,8 +89,12 @@ def run_job(
         raise ValueError(f"since ({since}) must be before until ({until})")
     settings = JobOptions(**options)
     started = time.monotonic()
-    owned = spark is None and SparkSession.getActiveSession() is None  # never stop a session someone else runs
-    session = spark or build_session(master)
+    global _session_jobs
+    with _SESSION_LOCK:  # never stop a session someone else runs, nor one another job still uses
+        owned = spark is None and (_session_jobs > 0 or not _session_exists())
+        if owned:
+            _session_jobs += 1
+        session = spark or build_session(master)
     try:
         log.info("%s: lake %s, window [%s, %s), out %s", job, lake, since, until, out)
         summary = RUNNERS[job](Job(session, lake, out, since, until, settings))
@@ -94,7 +106,19 @@ def run_job(
         return summary
     finally:
         if owned:
-            session.stop()
+            with _SESSION_LOCK:
+                _session_jobs -= 1
+                if _session_jobs == 0:
+                    session.stop()
+
+
+def _session_exists() -> bool:
+    """A session runs in this process, whichever thread started it (getActiveSession() sees only this thread's)."""
+    try:
+        SparkSession.active()
+    except PySparkRuntimeError:
+        return False
+    return True
 
 
 def _utc(moment: datetime | None) -> datetime | None:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
@@ -80,3 +83,38 @@ def test_prune_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert main(["prune", "--lake", lake, "--retention-hours", "2"]) == 0
     assert json.loads(capsys.readouterr().out) == {"removed_partitions": 1}
     assert main(["latency", "--lake", lake]) == 2  # a job needs --out
+
+
+def test_jobs_side_by_side_in_threads_share_one_session_and_the_last_stops_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # A worker on Celery's threads pool runs report jobs as threads of one process: the first job's session must
+    # not be stopped under the second. Spark itself is a stand-in here; the real jobs run in the tests above.
+    from replication.analytics import jobs
+
+    stops: list[int] = []
+    session = SimpleNamespace(stop=lambda: stops.append(1))
+    started = threading.Barrier(2)
+    release = {"first": threading.Event(), "second": threading.Event()}
+
+    def runner(job: Any) -> dict[str, Any]:
+        started.wait(10)
+        assert release[threading.current_thread().name].wait(10)
+        return {}
+
+    monkeypatch.setattr(jobs, "build_session", lambda master: session)
+    monkeypatch.setattr(jobs, "_session_exists", lambda: bool(jobs._session_jobs))
+    monkeypatch.setitem(jobs.RUNNERS, "latency", runner)
+    monkeypatch.setattr(jobs, "write_summary", lambda *args: None)
+    threads = [
+        threading.Thread(target=run_job, args=("latency", str(tmp_path), str(tmp_path / name)), name=name)
+        for name in release
+    ]
+    for thread in threads:
+        thread.start()
+    release["first"].set()
+    threads[0].join(10)
+    assert stops == [], "the first job to end stopped the session the second still uses"
+    release["second"].set()
+    threads[1].join(10)
+    assert stops == [1] and jobs._session_jobs == 0

@@ -86,4 +86,5 @@ def start_celery(env: dict[str, str], procs: Processes, logs: Path, *names: str,
                 "info",
                 "--without-gossip",
                 "--without-mingle",
+                *(["--pool", os.environ["EXP_POOL"]] if os.environ.get("EXP_POOL") else []),
             )
