@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
+from bench.procs import process_tree
 from controlplane.orchestration.models import TaskAssignment
 from tests.controlplane.orchestration.factories import flow
 from tests.support.celery import LEASE_SECONDS, Processes, celery_env, celery_processes, start_celery
@@ -26,17 +27,24 @@ def _total(bootstrap: str, topic: str, partitions: int) -> int:
         return 0
 
 
+# Celery's threads pool runs a worker's tasks as threads of one process: memory stays nearly flat as idle flows
+# are added (bench/worker_memory.py). Everything here must hold on it as on prefork.
+POOLS = pytest.mark.parametrize("pool", ["prefork", "threads"])
+
+
+@POOLS
 def test_a_sigkilled_worker_hands_its_tasks_to_the_other_with_no_loss(
     kafka_clusters: dict[str, str],
     celery_env: dict[str, str],
     celery_processes: Processes,
     tmp_path: Path,
+    pool: str,
 ) -> None:
     first, second = unique_topic("wk1"), unique_topic("wk2")
     create_topic(kafka_clusters["us-west"], first, partitions=2)
     create_topic(kafka_clusters["us-east"], second, partitions=2)
     flows = [flow(kafka_clusters, "us-west", "backup", first), flow(kafka_clusters, "us-east", "backup", second)]
-    start_celery(celery_env, celery_processes, tmp_path, "w1", "w2", "beat")
+    start_celery(celery_env, celery_processes, tmp_path, "w1", "w2", "beat", pool=pool)
     dst = kafka_clusters["backup"]
     remote = {first: f"us-west.{first}", second: f"us-east.{second}"}
     produce_known(kafka_clusters["us-west"], first, 2, 2000)
@@ -72,12 +80,14 @@ def admin_api() -> APIClient:
     return client
 
 
+@POOLS
 def test_flows_created_through_the_rest_api_replicate_and_pause_resume_loses_nothing(
     kafka_clusters: dict[str, str],
     celery_env: dict[str, str],
     celery_processes: Processes,
     tmp_path: Path,
     admin_api: APIClient,
+    pool: str,
 ) -> None:
     first, second = unique_topic("api1"), unique_topic("api2")
     create_topic(kafka_clusters["us-west"], first, partitions=2)
@@ -98,11 +108,13 @@ def test_flows_created_through_the_rest_api_replicate_and_pause_resume_loses_not
         created = admin_api.post("/api/v1/flows/", body, format="json")
         assert created.status_code == 201, created.content
         flow_ids.append(created.json()["id"])
-    start_celery(celery_env, celery_processes, tmp_path, "w1", "beat")
+    start_celery(celery_env, celery_processes, tmp_path, "w1", "beat", pool=pool)
     dst, remote = kafka_clusters["backup"], f"us-west.{first}"
     produce_known(kafka_clusters["us-west"], first, 2, 1000)
     produce_known(kafka_clusters["us-east"], second, 2, 1000)
     wait_until(lambda: _total(dst, remote, 2) >= 1000 and _total(dst, f"us-east.{second}", 2) >= 1000, timeout=90)
+    worker_tree = process_tree(celery_processes["w1"].pid)
+    assert len(worker_tree) == (1 if pool == "threads" else 4), f"{len(worker_tree)} processes on the {pool} pool"
 
     assert admin_api.post(f"/api/v1/flows/{flow_ids[0]}/pause/").status_code == 200
     wait_until(lambda: TaskAssignment.objects.get(flow_id=flow_ids[0]).state == "PAUSED", timeout=30, what="paused")

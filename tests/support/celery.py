@@ -68,8 +68,10 @@ def _celery(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[byte
         )
 
 
-def start_celery(env: dict[str, str], procs: Processes, logs: Path, *names: str, concurrency: int = 3) -> None:
-    """Start ``beat`` and/or workers by name (``w1``, ...); logs go to ``logs/<name>.log``."""
+def start_celery(
+    env: dict[str, str], procs: Processes, logs: Path, *names: str, concurrency: int = 3, pool: str = "prefork"
+) -> None:
+    """Start ``beat`` and/or workers by name (``w1``, ...) on Celery's `pool`; logs go to ``logs/<name>.log``."""
     for name in names:
         if name == "beat":
             procs[name] = _celery(env, logs / "beat.log", "beat", "-l", "info", "-s", str(logs / "schedule"))
@@ -86,5 +88,6 @@ def start_celery(env: dict[str, str], procs: Processes, logs: Path, *names: str,
                 "info",
                 "--without-gossip",
                 "--without-mingle",
-                *(["--pool", os.environ["EXP_POOL"]] if os.environ.get("EXP_POOL") else []),
+                "--pool",
+                pool,
             )
