@@ -45,6 +45,16 @@ def _arrived(proc: subprocess.Popen[bytes], dst: str, remote: str) -> bool:
         return False
 
 
+def _assert_copied(dst: str, remote: str, label: str) -> None:
+    """The remote topic holds every source record, by bytes, in order, in its partition."""
+    by_partition: dict[int, list[bytes]] = defaultdict(list)
+    for msg in consume_to_end(dst, remote, PARTITIONS):
+        by_partition[msg.partition() or 0].append(msg.value() or b"")
+    for p in range(PARTITIONS):
+        expected = [record_value(p, seq) for seq in range(RECORDS // PARTITIONS)]
+        assert by_partition[p] == expected, f"{label}, partition {p}: records differ from the source"
+
+
 def _error_lines(log: str) -> list[str]:
     return [line for line in log.splitlines() if " ERROR " in line or "Traceback" in line]
 
@@ -76,12 +86,7 @@ def test_four_tasks_start_on_a_fresh_target_five_times_in_a_row(kafka_clusters: 
         log = log_path.read_text()
         assert code == 0, f"run {run}: exit code {code}:\n{log[-3000:]}"
         assert _error_lines(log) == [], f"run {run}: ERROR lines:\n" + "\n".join(_error_lines(log)[:20])
-        by_partition: dict[int, list[bytes]] = defaultdict(list)
-        for msg in consume_to_end(dst, remote, PARTITIONS):
-            by_partition[msg.partition() or 0].append(msg.value() or b"")
-        for p in range(PARTITIONS):
-            expected = [record_value(p, seq) for seq in range(RECORDS // PARTITIONS)]
-            assert by_partition[p] == expected, f"run {run}, partition {p}: records differ from the source"
+        _assert_copied(dst, remote, f"run {run}")
 
 
 def test_a_backslash_that_a_properties_file_swallowed_is_warned_about_in_the_log(
@@ -186,9 +191,4 @@ def test_flows_sharing_processes_replicate_every_record_and_stop_cleanly(
         for task_id in (0, 1):
             assert f"task {source}->dst{uid}/{task_id} INFO" in log, f"no log line of {source} task {task_id}"
     for remote in remotes:
-        by_partition: dict[int, list[bytes]] = defaultdict(list)
-        for msg in consume_to_end(dst, remote, PARTITIONS):
-            by_partition[msg.partition() or 0].append(msg.value() or b"")
-        for p in range(PARTITIONS):
-            expected = [record_value(p, seq) for seq in range(RECORDS // PARTITIONS)]
-            assert by_partition[p] == expected, f"{remote} partition {p}: records differ from the source"
+        _assert_copied(dst, remote, remote)
