@@ -13,7 +13,7 @@ from django.conf import settings
 
 from replication.cli.parentdeath import die_with_parent
 
-STOPPING = threading.Event()  # set in a pool process when its task must stop at once
+STOPPING = threading.Event()  # set when this process's replication tasks must stop at once
 HEARTBEAT_STOP = threading.Event()  # set in the main process at shutdown: the heartbeat thread ends
 log = logging.getLogger("controlplane.orchestration.signals")
 
@@ -49,10 +49,12 @@ def _concurrency(consumer: Any) -> int | None:
 
 @worker_shutting_down.connect
 def mark_stopping(sender: Any = None, **_: Any) -> None:
-    """Warm shutdown: running replication tasks see the flag at their next lease renewal and stop cleanly."""
+    """Warm shutdown: running replication tasks see the flag at their next lease renewal and stop cleanly. On the
+    threads pool they run in this process, so STOPPING stops them at once, as SIGTERM does a prefork pool's."""
     from controlplane.orchestration.models import Worker
 
     HEARTBEAT_STOP.set()
+    STOPPING.set()
     with contextlib.suppress(Exception):
         Worker.objects.filter(name=str(sender)).update(stopping=True)
 

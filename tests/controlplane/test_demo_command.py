@@ -106,8 +106,8 @@ def test_demo_serves_the_ui_and_sigint_stops_every_process(tmp_path: Path) -> No
         no_proxy = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         with no_proxy.open(f"http://127.0.0.1:{port}/", timeout=5) as response:
             assert b"Mirrorplane" in response.read()
-        # web, beat, and the worker with its two pool processes
-        wait_for(lambda: len(descendants(demo.pid)) >= 5, timeout=60)
+        # web, beat, and the worker, whose pool is threads: one process whatever runs in it
+        wait_for(lambda: len(descendants(demo.pid)) >= 3, timeout=60)
         spawned = descendants(demo.pid)
 
         demo.send_signal(signal.SIGINT)

@@ -125,8 +125,9 @@ def _child_commands(port: int, bootstraps: dict[str, str], *, traffic: bool = Tr
     manage_py = str(settings.BASE_DIR / "manage.py")
     celery = [sys.executable, "-m", "celery", "-A", "controlplane"]
     schedule = str(settings.STATE_DIR / "celerybeat-schedule")
-    # Replication tasks hold a pool process for as long as they run (MIRRORPLANE_WORKER_SLOTS of them);
-    # the remaining processes serve the controller and the periodic jobs.
+    # Replication tasks hold a pool thread for as long as they run (MIRRORPLANE_WORKER_SLOTS of them); the
+    # remaining threads serve the controller and the periodic jobs. Threads, not prefork processes: each idle flow
+    # then costs a few MB instead of a Django process (README, "Many light flows"; bench/worker_memory.py).
     commands = {
         "web": [sys.executable, manage_py, "runserver", f"127.0.0.1:{port}", "--noreload"],
         "worker": [
@@ -134,6 +135,8 @@ def _child_commands(port: int, bootstraps: dict[str, str], *, traffic: bool = Tr
             "worker",
             "-l",
             "info",
+            "--pool",
+            "threads",
             "--concurrency",
             str(int(_child_env()["MIRRORPLANE_WORKER_SLOTS"]) + 4),
         ],
