@@ -44,6 +44,7 @@ def run_task(flow: FlowConfig, task_id: int, stopping: threading.Event | MpEvent
 
 
 Job = tuple[FlowConfig, int]  # a flow and one of its task ids
+TASK_LOG_FORMAT = "%(asctime)s task %(threadName)s %(levelname)s %(message)s"  # a task's thread bears its name
 
 
 def _child_main(jobs: list[Job], stopping: MpEvent) -> None:
@@ -52,7 +53,7 @@ def _child_main(jobs: list[Job], stopping: MpEvent) -> None:
     _stop_with_runner(stopping)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s task %(threadName)s %(levelname)s %(message)s")
+    logging.basicConfig(level=logging.INFO, format=TASK_LOG_FORMAT)
     sys.exit(_run_threads(jobs, stopping))
 
 
@@ -129,6 +130,9 @@ def deal(jobs: list[Job], processes: int) -> list[list[Job]]:
 
 
 def _run_in_process(jobs: list[Job]) -> int:
+    if len(jobs) > 1:  # several tasks' lines in one log: each names its task, as a task process's do
+        for handler in logging.getLogger().handlers:
+            handler.setFormatter(logging.Formatter(TASK_LOG_FORMAT))
     stopping = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stopping.set())

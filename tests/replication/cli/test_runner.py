@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import logging
 import threading
 import time
 
@@ -63,3 +65,19 @@ def test_a_failing_task_stops_the_others_of_its_process_and_fails_the_exit_code(
     stopping = threading.Event()
     assert runner._run_threads(_jobs(1, 3), stopping) == 2
     assert stopping.is_set() and sorted(stopped) == [0, 2]
+
+
+def test_tasks_sharing_the_runners_own_process_name_themselves_in_its_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = io.StringIO()
+    handler = logging.StreamHandler(lines)
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", [handler])
+    monkeypatch.setattr(runner.signal, "signal", lambda *args: None)  # pytest keeps its own handlers
+
+    def fake_task(flow: FlowConfig, task_id: int, stopping: threading.Event) -> None:
+        logging.getLogger("replication.task").warning("assigned")
+
+    monkeypatch.setattr(runner, "run_task", fake_task)
+    assert runner._run_in_process(_jobs(1, 2)) == 0
+    logged = lines.getvalue()
+    assert "task us-west->us-east/0 WARNING assigned" in logged and "task us-west->us-east/1 WARNING" in logged
