@@ -5,7 +5,7 @@
 N records are preloaded once into a source topic on two local Kafka 2.3.0 clusters (our own, on ports 21092+,
 state in var/bench-kafka; or running ones named by BENCH_CLUSTERS=src=host:port,dst=host:port). The engine runs as
 `python -m replication run --config ...` in a child process until the target holds all N records; CPU is the
-child's, from wait4's rusage. Latency is measured separately at --rate records/s (see bench/latency.py).
+child tree's (see bench/procs.py). Latency is measured separately at --rate records/s (see bench/latency.py).
 """
 
 from __future__ import annotations

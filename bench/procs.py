@@ -15,7 +15,9 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 @dataclass(frozen=True)
 class Usage:
-    """What wait4 reports for a child and every descendant it reaped.
+    """A child's exit code and CPU: the larger of wait4's rusage (the child and every descendant it reaped) and its
+    process tree's CPU read from /proc last before it ended. The second counts descendants that were never reaped
+    into the child, such as the standalone runner's tasks, children of multiprocessing's fork server.
 
     Not its ru_maxrss: Linux carries the forking parent's high-water mark across exec, so a child forked from a
     big bench process would report the bench's memory. tree_peak_rss_mb reads each process's own VmHWM instead.
@@ -118,6 +120,7 @@ class Child:
             )
         self.pid = self.proc.pid
         self.usage: Usage | None = None
+        self._tree_cpu = 0.0  # the process tree's CPU when last read, for descendants wait4 does not reach
 
     def running(self) -> bool:
         """Alive and not a zombie; read from /proc, because reaping it here would lose wait4's rusage."""
@@ -127,6 +130,8 @@ class Child:
     def stop(self, timeout: float = 60.0) -> Usage:
         """SIGTERM, wait for a clean exit (SIGKILL after timeout), and return what wait4 measured."""
         if self.usage is None:
+            if self.running():
+                self._tree_cpu = tree_cpu_seconds(self.pid)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGTERM)
             self.usage = self._wait4(timeout)
@@ -135,7 +140,10 @@ class Child:
     def join(self, timeout: float) -> Usage:
         """Wait for the child to exit by itself; stop() it after timeout."""
         deadline = time.monotonic() + timeout
+        next_read = 0.0
         while self.running() and time.monotonic() < deadline:
+            if time.monotonic() >= next_read:  # a child that ends by itself takes its tree with it
+                self._tree_cpu, next_read = tree_cpu_seconds(self.pid), time.monotonic() + 1.0
             time.sleep(0.1)
         return self.stop()
 
@@ -150,7 +158,7 @@ class Child:
                 deadline = float("inf")
             time.sleep(0.05)
         self.proc.returncode = os.waitstatus_to_exitcode(status)
-        return Usage(self.proc.returncode, rusage.ru_utime + rusage.ru_stime)
+        return Usage(self.proc.returncode, max(rusage.ru_utime + rusage.ru_stime, self._tree_cpu))
 
     def log_tail(self, lines: int = 30) -> str:
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
