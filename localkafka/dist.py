@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import tarfile
+import tempfile
 from pathlib import Path
 
 KAFKA_DIST_NAME = "kafka_2.12-2.3.0"
@@ -38,15 +39,22 @@ def ensure_kafka_home(cache_dir: Path) -> Path:
     if marker.exists():
         return home
     cache_dir.mkdir(parents=True, exist_ok=True)
-    tmp = cache_dir / f".{KAFKA_DIST_NAME}.partial"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    with tarfile.open(kafka_tarball()) as tar:
-        tar.extractall(tmp, filter="data")
-    shutil.rmtree(home, ignore_errors=True)
-    (tmp / KAFKA_DIST_NAME).rename(home)
-    tmp.rmdir()
-    marker.touch()
+    # Several processes may unpack at once (parallel test workers): each into a directory of its own, and home
+    # appears complete, marker included, in one rename; a process that finds another's home in place keeps it.
+    tmp = Path(tempfile.mkdtemp(prefix=f".{KAFKA_DIST_NAME}.partial-", dir=cache_dir))
+    try:
+        with tarfile.open(kafka_tarball()) as tar:
+            tar.extractall(tmp, filter="data")
+        (tmp / KAFKA_DIST_NAME / ".unpacked").touch()
+        if home.exists() and not marker.exists():
+            shutil.rmtree(home, ignore_errors=True)  # an unpack that an earlier, killed process left half done
+        try:
+            (tmp / KAFKA_DIST_NAME).rename(home)
+        except OSError:
+            if not marker.exists():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return home
 
 
