@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -20,6 +21,8 @@ from localkafka.dist import LocalKafkaError
 _quiet = logging.getLogger("localkafka.probe")
 _quiet.addHandler(logging.NullHandler())
 _quiet.propagate = False
+# A partition's log directory: `<topic>-<partition>` (one being deleted ends in `-delete`).
+_PARTITION_DIR = re.compile(r"^(.+)-\d+$")
 
 BROKER_SETTINGS = {
     # Single-broker clusters for tests and demos: internal topics at replication factor 1.
@@ -164,7 +167,9 @@ class LocalCluster:
             return False
 
     def broker_ready(self) -> bool:
-        """Ready means a successful admin call that sees this broker, not merely an open port."""
+        """Ready means a successful admin call that sees this broker and every topic it stores, not merely an open
+        port. A broker started again on its data lists itself before its topics: its controller sends the live
+        brokers first and the partitions after (seen: 0 topics for over 15 s on a busy machine)."""
         if not port_open(self.spec.broker_port):
             return False
         config: dict[str, Any] = {"bootstrap.servers": self.spec.bootstrap, "logger": _quiet}
@@ -173,7 +178,15 @@ class LocalCluster:
             metadata = admin.list_topics(timeout=3)
         except Exception:  # KafkaException while the broker registers; the caller retries to a deadline
             return False
-        return len(metadata.brokers) == 1
+        return len(metadata.brokers) == 1 and self.stored_topics() <= set(metadata.topics)
+
+    def stored_topics(self) -> set[str]:
+        """Topics with a partition in the broker's log directory (`<topic>-<partition>`; not one being deleted)."""
+        try:
+            entries = list((self.spec.data_dir / "kafka-logs").iterdir())
+        except FileNotFoundError:
+            return set()
+        return {m.group(1) for e in entries if (m := _PARTITION_DIR.match(e.name)) and e.is_dir()}
 
     def wait(self, probe_name: str, pid: int, deadline: float) -> None:
         probe = self.zookeeper_ready if probe_name == "zookeeper" else self.broker_ready
