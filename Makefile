@@ -11,6 +11,10 @@ JS := frontend/static/js
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
 TEST_CELERY_BROKER_URL ?= redis://127.0.0.1:6379/15
 PYTEST_ARGS ?=
+# pytest-xdist workers for test and test-all (0: one process); a file's tests stay on one worker. The fault
+# scenarios run one at a time: they freeze and kill brokers against deadlines.
+TEST_WORKERS ?= 2
+XDIST := -n $(TEST_WORKERS) --dist loadfile
 
 .PHONY: bench-api install node-install demo test test-all test-unit test-faults lint format kafka-up kafka-status kafka-down clean
 
@@ -34,14 +38,14 @@ $(NODE_STAMP):
 demo: install
 	$(PY) manage.py demo
 
-# The fault-injection scenarios (marked slow, ~6 min) run with `make test-faults`, keeping CI near 15 min.
+# The fault-injection scenarios (marked slow, ~6 min) run with `make test-faults`; `make test` took 19 min on 2 workers.
 test: install
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) \
-		$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
+		$(PY) -m pytest -m "not slow" $(XDIST) $(PYTEST_ARGS)
 
 test-all: install
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) \
-		$(PY) -m pytest $(PYTEST_ARGS)
+		$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 test-faults: install
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) \

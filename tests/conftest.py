@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from localkafka import LocalKafka
+from tests.support import workers
 
 TEST_ALIASES = ("us-west", "us-east", "backup")
 REPO = Path(__file__).resolve().parent.parent
@@ -25,13 +26,16 @@ def pytest_configure(config: pytest.Config) -> None:
         raise KeyboardInterrupt("SIGTERM")
 
     signal.signal(signal.SIGTERM, interrupt)
+    if hasattr(config.option, "numprocesses") and config.option.numprocesses and not hasattr(config, "workerinput"):
+        return  # the xdist controller runs no test: each worker sets up its own below
     _private_facts_lake(config)
+    _private_celery_broker()
 
 
 def _private_facts_lake(config: pytest.Config) -> None:
     """Flows write facts to <state dir>/lake by default; a run's flows (in this process and in the worker processes
     it starts, which inherit the variable) write to a lake of the run's own, never to the demo's in var/lake."""
-    if "MIRRORPLANE_FACTS_LAKE" not in os.environ:
+    if "MIRRORPLANE_FACTS_LAKE" not in os.environ:  # under xdist, each worker (the controller sets none)
         lake = tempfile.mkdtemp(prefix="mirrorplane-test-lake-")
         config.add_cleanup(lambda: shutil.rmtree(lake, ignore_errors=True))
         os.environ["MIRRORPLANE_FACTS_LAKE"] = lake
@@ -40,9 +44,23 @@ def _private_facts_lake(config: pytest.Config) -> None:
     settings.MIRRORPLANE_FACTS_LAKE = os.environ["MIRRORPLANE_FACTS_LAKE"]
 
 
+def _private_celery_broker() -> None:
+    """An xdist worker's Celery broker database, for the workers its tests start and the tasks they queue."""
+    from django.conf import settings
+
+    from controlplane.celery import app
+
+    url = workers.redis_url(str(settings.CELERY_BROKER_URL))
+    if url != settings.CELERY_BROKER_URL:
+        os.environ["CELERY_BROKER_URL"] = settings.CELERY_BROKER_URL = url
+        app.conf.broker_url = url
+
+
 def fresh_local_kafka(name: str, broker_port_base: int) -> LocalKafka:
-    """Clusters in a fixed state dir: whatever an earlier, killed run left there is stopped first (by PID)."""
-    kafka = LocalKafka(REPO / "var" / name, broker_port_base=broker_port_base, zk_port_base=broker_port_base - 7000)
+    """Clusters in a fixed state dir (one per xdist worker, on the worker's ports): whatever an earlier, killed run
+    left there is stopped first (by PID)."""
+    base = workers.port(broker_port_base)
+    kafka = LocalKafka(REPO / "var" / workers.state_name(name), broker_port_base=base, zk_port_base=base - 7000)
     kafka.down(purge=True)
     return kafka
 
@@ -74,3 +92,40 @@ def kafka_clusters(local_kafka: LocalKafka | None) -> dict[str, str]:
     if local_kafka is None:
         return _parse_kafka_clusters(os.environ["KAFKA_CLUSTERS"])
     return local_kafka.bootstraps()
+
+
+@pytest.fixture(autouse=True)
+def _migration_data(request: pytest.FixtureRequest) -> None:
+    """What the data migrations write (role groups, global alert rules), for every test that uses the database.
+
+    A transactional test (live server, real workers) ends with a flush that deletes it. In one process pytest-django
+    ran those tests last; on xdist workers files run in any order, so a later test in the same worker found none.
+    After a flush, the project's data migrations run again, in order, as `migrate` ran them."""
+    if request.node.get_closest_marker("django_db") is None and not {"db", "transactional_db", "live_server"} & set(
+        request.fixturenames
+    ):
+        return
+    request.getfixturevalue("db")  # the test's own database set-up (transactional or not), decided by its marker
+    from django.contrib.auth.models import Group
+
+    from controlplane.core.permissions import VIEWER
+
+    if not Group.objects.filter(name=VIEWER).exists():  # flushed since the migrations ran
+        _run_data_migrations()
+
+
+def _run_data_migrations() -> None:
+    from django.apps import apps
+    from django.db import connection
+    from django.db.migrations.loader import MigrationLoader
+    from django.db.migrations.operations import RunPython
+
+    graph = MigrationLoader(connection).graph
+    plan = list(dict.fromkeys(key for leaf in graph.leaf_nodes() for key in graph.forwards_plan(leaf)))
+    for key in plan:
+        migration = graph.nodes[key]
+        if not type(migration).__module__.startswith("controlplane."):
+            continue
+        for operation in migration.operations:
+            if isinstance(operation, RunPython):
+                operation.code(apps, None)  # ours ask `apps` for models and never use the schema editor

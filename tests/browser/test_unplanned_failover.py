@@ -34,6 +34,7 @@ from tests.browser.wizard import (
     preflight,
     start,
 )
+from tests.support import workers
 from tests.support.celery import Processes, start_celery
 from tests.support.failover import Values, consume_and_commit, read_rest
 from tests.support.kafka import consume_to_end, create_topic, unique_topic, wait_until
@@ -52,7 +53,7 @@ def dr_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKafka]:
 
     Started and stopped by the CLI in a small process: right after a fork from this large test process, the
     child's /proc cmdline is still Python's, and LocalKafka would take the JVM for one that exited."""
-    base = int(os.environ.get("MIRRORPLANE_DR_PORT_BASE", "25092"))
+    base = workers.port(int(os.environ.get("MIRRORPLANE_DR_PORT_BASE", "25092")))
     state = Path(tmp_path_factory.mktemp("drkafka"))
     cli = [
         sys.executable,

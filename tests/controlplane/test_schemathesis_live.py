@@ -24,11 +24,12 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 
 from tests.browser.demo import REPO, Demo, demo_env, start_demo, stop_demo
+from tests.support import workers
 from tests.support.fuzz import often_an_existing_id, often_existing_aliases
 
 pytestmark = [pytest.mark.kafka]
 # Apart from the browser demo test's ports (26092+) and every other fixed port of the project.
-WEB_PORT, BROKER_PORT_BASE = 8620, 26192
+WEB_PORT, BROKER_PORT_BASE = workers.port(8620), workers.port(26192)
 SEEDED_IDS = (1, 2, 3)  # the demo's clusters (1-3) and flows (1-2)
 SEEDED_ALIASES = ("us-west", "us-east", "backup")
 _tokens: dict[str, str] = {}
@@ -43,7 +44,7 @@ def _backend_env(backend: str) -> dict[str, str]:
     name = f"mp_fuzz_{uuid.uuid4().hex[:8]}"
     with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
-    db = int(os.environ.get("MIRRORPLANE_TEST_FUZZ_REDIS_DB", "9"))
+    db = workers.redis_db(int(os.environ.get("MIRRORPLANE_TEST_FUZZ_REDIS_DB", "9")))
     redis.Redis(host="127.0.0.1", port=6379, db=db).flushdb()
     return {
         "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{name}",

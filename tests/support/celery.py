@@ -17,8 +17,11 @@ import pytest
 import redis
 from django.db import connection
 
+from tests.support import workers
+
 REPO = Path(__file__).resolve().parents[2]
-BROKER_DB = int(os.environ.get("MIRRORPLANE_TEST_WORKER_REDIS_DB", "14"))  # flushed: one per parallel run
+# Flushed: one per parallel run, and one per xdist worker.
+BROKER_DB = workers.redis_db(int(os.environ.get("MIRRORPLANE_TEST_WORKER_REDIS_DB", "14")))
 LEASE_SECONDS = 4
 Processes = dict[str, subprocess.Popen[bytes]]
 
