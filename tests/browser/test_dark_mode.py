@@ -41,12 +41,13 @@ def body_background(page: Page) -> str:
     return str(page.evaluate("getComputedStyle(document.body).backgroundColor"))
 
 
-def plotly_background(page: Page, selector: str) -> tuple[str, str]:
+def plotly_background(page: Page, selector: str) -> tuple[str, str] | None:
+    """The chart's paper and plot colours, or None before Plotly has drawn it (its data may still be on the way)."""
     layout = page.evaluate(
-        f"(() => {{ const l = document.querySelector('{selector}').layout; "
-        "return [l.paper_bgcolor, l.plot_bgcolor]; })()"
+        f"(() => {{ const e = document.querySelector('{selector}'); const l = e && e.layout; "
+        "return l ? [l.paper_bgcolor, l.plot_bgcolor] : null; })()"
     )
-    return layout[0], layout[1]
+    return None if layout is None else (layout[0], layout[1])
 
 
 def assert_theme(page: Page, theme: str, charts: tuple[str, ...] = ()) -> None:
