@@ -3,6 +3,8 @@
 - `mm`: Kafka 2.3.0's `kafka.tools.MirrorMaker` (MirrorMaker 1, KIP-3), 1 stream, its no-data-loss settings.
 - `mp-alo` / `mp-eos`: Mirrorplane's engine, `python -m replication run`, at least once / exactly once.
 - `loop`: the bare confluent-kafka loop of the performance baseline (bench/bareloop.py), the engine's ceiling.
+- `eos-loop` / `eos-loop2`: a bare exactly-once loop (bench/eosloop.py) with one transactional producer, and with
+  two taking turns so a commit overlaps the next transaction: exactly-once latency floors, for issue 15.
 
 Every launch copies into an empty target topic: MirrorMaker keeps the topic name, so its target topic is deleted
 and recreated first; the engine gets a fresh source alias per run, hence a fresh remote topic and positions topic.
@@ -229,6 +231,41 @@ class BareLoop(Replicator):
         return _end_offsets_launch(child, ctx, remote, partitions)
 
 
+class EosLoop(Replicator):
+    """bench/eosloop.py as its own process; its transaction markers take offsets, so what it replicated is counted
+    by reading the target topic (read_committed), not from end offsets."""
+
+    def __init__(self, producers: int) -> None:
+        self.producers = producers
+        self.name = "eos-loop" if producers == 1 else f"eos-loop{producers}"
+
+    def launch(self, ctx: RunContext, topic: str, partitions: int, topic_config: dict[str, str]) -> Launch:
+        remote = f"{self.name}-{ctx.run_id}.{topic}"
+        _fresh_target_topic(ctx, remote, partitions, topic_config)
+        argv = [sys.executable, "-m", "bench.eosloop", "--source", ctx.clusters.source, "--target"]
+        argv += [ctx.clusters.target, "--topic", topic, "--remote", remote, "--partitions", str(partitions)]
+        argv += ["--producers", str(self.producers)]
+        child = Child(argv, ctx.workdir / f"{ctx.run_id}-{self.name}.log", cwd=REPO, env=python_env())
+        marks = Watermarks(ctx.clusters.target, remote, partitions)
+        counted = CommittedRecords(ctx.clusters.target, remote, partitions)
+        launch = Launch(child, remote, marks, counted.replicated, [remote], isolation="read_committed")
+        launch.closers.append(counted.consumer.close)
+        return launch
+
+
+class CommittedRecords:
+    """Counts a topic's committed records as they become visible (read_committed)."""
+
+    def __init__(self, bootstrap: str, topic: str, partitions: int) -> None:
+        self.consumer = probe_consumer(bootstrap, **{"isolation.level": "read_committed"})
+        self.consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+        self.count = 0
+
+    def replicated(self) -> int:
+        self.count += sum(1 for msg in self.consumer.consume(10000, 0.05) if msg.error() is None)
+        return self.count
+
+
 class StoredPositions:
     """Reads an engine's positions topic as it grows (read_committed): how many source records are replicated."""
 
@@ -259,4 +296,6 @@ REPLICATORS: dict[str, Callable[[], Replicator]] = {
     "mp-alo": Mirrorplane,
     "mp-eos": lambda: Mirrorplane(exactly_once=True),
     "loop": BareLoop,
+    "eos-loop": lambda: EosLoop(1),
+    "eos-loop2": lambda: EosLoop(2),
 }
