@@ -38,7 +38,7 @@ $(NODE_STAMP):
 demo: install
 	$(PY) manage.py demo
 
-# The fault-injection scenarios (marked slow, ~6 min) run with `make test-faults`; `make test` took 19 min on 2 workers.
+# The fault-injection scenarios (marked slow, ~6 min) run with `make test-faults`; `make test` takes 11-16 min on 2 workers.
 test: install
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) \
 		$(PY) -m pytest -m "not slow" $(XDIST) $(PYTEST_ARGS)
