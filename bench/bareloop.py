@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import argparse
 import signal
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -38,23 +39,23 @@ def copy_batch(producer: Producer, remote: str, msgs: list[Any]) -> None:
     producer.poll(0)
 
 
+def stop_flag() -> Callable[[], bool]:
+    """Whether SIGTERM came: the loops check it between batches."""
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    return stopping.is_set
+
+
+def source_consumer(bootstrap: str, group: str, **settings: Any) -> Consumer:
+    """The baseline's consumer: no commits, and a 10 ms fetch queue backoff instead of librdkafka's 1000 ms."""
+    config = {"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False}
+    return Consumer({**config, "fetch.queue.backoff.ms": 10, **settings})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    stopping = False
-
-    def stop(*_: object) -> None:
-        nonlocal stopping
-        stopping = True
-
-    signal.signal(signal.SIGTERM, stop)
-    consumer = Consumer(
-        {
-            "bootstrap.servers": args.source,
-            "group.id": "bench-bareloop",
-            "enable.auto.commit": False,
-            "fetch.queue.backoff.ms": 10,
-        }
-    )
+    stopping = stop_flag()
+    consumer = source_consumer(args.source, "bench-bareloop")
     producer = Producer(
         {
             "bootstrap.servers": args.target,
@@ -65,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
     )
     consumer.assign([TopicPartition(args.topic, p, 0) for p in range(args.partitions)])
-    while not stopping:
+    while not stopping():
         copy_batch(producer, args.remote, consumer.consume(10000, 0.1))
     producer.flush(30)
     consumer.close()

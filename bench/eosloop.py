@@ -17,7 +17,6 @@ Run by bench as `python -m bench.eosloop --source ... --target ... --topic ... -
 from __future__ import annotations
 
 import argparse
-import signal
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -25,7 +24,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from bench.bareloop import copy_batch
+from bench.bareloop import copy_batch, source_consumer, stop_flag
 
 COLLECT_S = 0.005  # what arrives within 5 ms of the first record joins its transaction, as in the engine
 
@@ -63,29 +62,15 @@ def _collect(consumer: Consumer) -> list[Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    stopping = False
-
-    def stop(*_: object) -> None:
-        nonlocal stopping
-        stopping = True
-
-    signal.signal(signal.SIGTERM, stop)
-    consumer = Consumer(
-        {
-            "bootstrap.servers": args.source,
-            "group.id": "bench-eosloop",
-            "enable.auto.commit": False,
-            "isolation.level": "read_committed",
-            "fetch.queue.backoff.ms": 10,
-        }
-    )
+    stopping = stop_flag()
+    consumer = source_consumer(args.source, "bench-eosloop", **{"isolation.level": "read_committed"})
     run = uuid.uuid4().hex[:8]
     producers = [_producer(args.target, f"bench-eosloop-{run}-{n}") for n in range(args.producers)]
     consumer.assign([TopicPartition(args.topic, p, 0) for p in range(args.partitions)])
     turn = 0
     committing: Future[None] | None = None
     with ThreadPoolExecutor(max_workers=1) as pool:
-        while not stopping:
+        while not stopping():
             msgs = _collect(consumer)
             if not msgs:
                 continue

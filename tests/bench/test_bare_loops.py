@@ -1,4 +1,5 @@
-"""bench.eosloop on real brokers: both of its modes copy every record once, in each partition's order.
+"""The bench's bare loops on real brokers: bench.bareloop and both modes of bench.eosloop copy every record once,
+in each partition's order.
 
 The two-producer mode commits one transaction while the next is produced; its order argument (flush before the
 commit, commit after the one before) is what this checks: records arrive in 40 close bursts while it runs, so the copy
@@ -27,16 +28,20 @@ BURSTS = 40
 PER_BURST = 1000
 
 
-@pytest.mark.parametrize("producers", [1, 2])
-def test_the_exactly_once_loop_copies_every_record_once_in_order(
-    kafka_clusters: dict[str, str], tmp_path: Path, producers: int
+@pytest.mark.parametrize(
+    "loop",
+    [["bench.bareloop"], ["bench.eosloop", "--producers", "1"], ["bench.eosloop", "--producers", "2"]],
+    ids=["bareloop", "eosloop-1", "eosloop-2"],
+)
+def test_the_bare_loops_copy_every_record_once_in_order(
+    kafka_clusters: dict[str, str], tmp_path: Path, loop: list[str]
 ) -> None:
     source, target = kafka_clusters["us-west"], kafka_clusters["us-east"]
     topic, remote = unique_topic("eosloop"), unique_topic("eosloop-remote")
     create_topic(source, topic, PARTITIONS)
     create_topic(target, remote, PARTITIONS)
-    argv = [sys.executable, "-m", "bench.eosloop", "--source", source, "--target", target, "--topic", topic]
-    argv += ["--remote", remote, "--partitions", str(PARTITIONS), "--producers", str(producers)]
+    argv = [sys.executable, "-m", loop[0], "--source", source, "--target", target, "--topic", topic]
+    argv += ["--remote", remote, "--partitions", str(PARTITIONS), *loop[1:]]
     with (tmp_path / "eosloop.log").open("wb") as log:
         loop = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
         try:
