@@ -77,6 +77,7 @@ def test_the_latency_figure_matches_what_a_consumer_of_the_target_sees(kafka_clu
     assert partition["record-count"] == RECORDS
     figure, seen_p50 = partition["replication-latency-ms"]["p50"], statistics.median(seen)
     assert figure is not None
-    # The figure ends at the target's acknowledgement, which comes before the probe's fetch: it may read a little
-    # lower than the probe, never much higher (it read about 23 ms higher with the 25 ms wait).
-    assert figure <= seen_p50 + 8, (figure, seen_p50)
+    # The figure ends when the task serves the acknowledgement: on a quiet machine 1-2 ms after the probe sees the
+    # record, in one CI run 9 ms after (two test workers and their brokers on 2 cores). With the 25 ms wait it
+    # read 19.6 ms after on a quiet machine.
+    assert figure <= seen_p50 + 14, (figure, seen_p50)
