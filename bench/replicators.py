@@ -204,6 +204,12 @@ class Mirrorplane(Replicator):
         return launch
 
 
+def _loop_argv(module: str, ctx: RunContext, topic: str, remote: str, partitions: int, *extra: str) -> list[str]:
+    """The command line of a bench loop (bench/bareloop.py, bench/eosloop.py)."""
+    argv = [sys.executable, "-m", module, "--source", ctx.clusters.source, "--target", ctx.clusters.target]
+    return [*argv, "--topic", topic, "--remote", remote, "--partitions", str(partitions), *extra]
+
+
 class BareLoop(Replicator):
     """The performance baseline's plain confluent-kafka loop, run as its own process."""
 
@@ -212,21 +218,7 @@ class BareLoop(Replicator):
     def launch(self, ctx: RunContext, topic: str, partitions: int, topic_config: dict[str, str]) -> Launch:
         remote = f"loop-{ctx.run_id}.{topic}"
         _fresh_target_topic(ctx, remote, partitions, topic_config)
-        argv = [
-            sys.executable,
-            "-m",
-            "bench.bareloop",
-            "--source",
-            ctx.clusters.source,
-            "--target",
-            ctx.clusters.target,
-            "--topic",
-            topic,
-            "--remote",
-            remote,
-            "--partitions",
-            str(partitions),
-        ]
+        argv = _loop_argv("bench.bareloop", ctx, topic, remote, partitions)
         child = Child(argv, ctx.workdir / f"{ctx.run_id}-loop.log", cwd=REPO, env=python_env())
         return _end_offsets_launch(child, ctx, remote, partitions)
 
@@ -242,9 +234,7 @@ class EosLoop(Replicator):
     def launch(self, ctx: RunContext, topic: str, partitions: int, topic_config: dict[str, str]) -> Launch:
         remote = f"{self.name}-{ctx.run_id}.{topic}"
         _fresh_target_topic(ctx, remote, partitions, topic_config)
-        argv = [sys.executable, "-m", "bench.eosloop", "--source", ctx.clusters.source, "--target"]
-        argv += [ctx.clusters.target, "--topic", topic, "--remote", remote, "--partitions", str(partitions)]
-        argv += ["--producers", str(self.producers)]
+        argv = _loop_argv("bench.eosloop", ctx, topic, remote, partitions, "--producers", str(self.producers))
         child = Child(argv, ctx.workdir / f"{ctx.run_id}-{self.name}.log", cwd=REPO, env=python_env())
         marks = Watermarks(ctx.clusters.target, remote, partitions)
         counted = CommittedRecords(ctx.clusters.target, remote, partitions)
