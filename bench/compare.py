@@ -21,7 +21,7 @@ from bench.preload import Dataset, ensure_dataset
 from bench.replicators import REPLICATORS, Mirrorplane
 from bench.session import Session
 from bench.throughput import ThroughputResult, run_throughput
-from replication.task.replicationtask import standalone_owner
+from replication.task.ownership import PlannedOwner
 
 STREAM_WIDTH = 10  # tables printed a row per run
 
@@ -107,9 +107,8 @@ def run_scaling(session: Session, args: argparse.Namespace, dataset: Dataset) ->
     rows: list[dict[str, Any]] = []
     for tasks in (int(t) for t in args.scaling_tasks):
         result = run_throughput(Mirrorplane(tasks=tasks), session.context(), dataset, 1)
-        shares = [
-            sum(standalone_owner(tasks, t)(dataset.topic, p) for p in range(dataset.partitions)) for t in range(tasks)
-        ]
+        owners = [PlannedOwner({dataset.topic: dataset.partitions}, tasks, t) for t in range(tasks)]
+        shares = [sum(owner(dataset.topic, p) for p in range(dataset.partitions)) for owner in owners]
         base = rows[0]["records_per_s"] if rows else result.records_per_s
         rows.append(
             {

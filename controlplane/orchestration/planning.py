@@ -1,14 +1,17 @@
 """Partition-to-task planning, the uReplicator way: balanced, sticky, and never a rebalance storm.
 
-A flow's source partitions are spread over at most `tasks.max` tasks. Existing placements stay put; a new
-partition goes to the least-loaded task at once (data never waits for a rebalance); a partition that vanished is
-dropped at once. Moving existing partitions to even out load happens only when the caller allows it, which the
+A flow's source partitions are spread over at most `tasks.max` tasks. Existing placements stay put; new partitions
+go to the least-loaded tasks at once (data never waits for a rebalance), in runs of consecutive partitions so that a
+large flow's consumers each fetch fewer topics (replication.task.ownership); a partition that vanished is dropped at
+once. Moving existing partitions to even out load happens only when the caller allows it, which the
 controller does once an imbalance has lasted the configured delay.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+
+from replication.task.ownership import deal
 
 TopicPartition = tuple[str, int]
 Plan = dict[int, list[TopicPartition]]
@@ -36,9 +39,15 @@ def plan_assignment(
             keep = [tp for tp in owned if tp in wanted and tp not in placed]
             plan[task].extend(keep)
             placed.update(keep)
-    for tp in sorted(wanted - placed):
-        least = min(plan, key=lambda t: (len(plan[t]), t))
-        plan[least].append(tp)
+    new = sorted(wanted - placed)
+    sizes = {task: len(owned) for task, owned in plan.items()}
+    counts = dict.fromkeys(plan, 0)
+    for _ in new:  # how many each task takes: always the least-loaded next
+        least = min(sizes, key=lambda t: (sizes[t], t))
+        sizes[least] += 1
+        counts[least] += 1
+    for task, dealt in zip(plan, deal(new, [counts[task] for task in plan]), strict=True):
+        plan[task].extend(dealt)
     if rebalance:
         _even_out(plan)
     return {task: sorted(tps) for task, tps in plan.items()}

@@ -13,7 +13,7 @@ import multiprocessing.connection
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from multiprocessing.synchronize import Event as MpEvent
 
 from confluent_kafka import KafkaException
@@ -24,16 +24,19 @@ from replication.emitters.periodic import SideEmitters
 from replication.errors import ReplicationError
 from replication.kafka.provisioning import provision_flow
 from replication.task.dataloss import DataLossError
+from replication.task.ownership import PlannedOwner
 from replication.task.replicationtask import ReplicationTask
 from replication.task.tuning import tune_gc
 
 log = logging.getLogger("replication.runner")
 
 
-def run_task(flow: FlowConfig, task_id: int, stopping: threading.Event | MpEvent) -> None:
+def run_task(flow: FlowConfig, task_id: int, start: Mapping[str, int], stopping: threading.Event | MpEvent) -> None:
     """Run one task of a provisioned flow until stopping is set; task 0 also keeps remote topics, configs and ACLs
-    in sync, and runs the flow's heartbeats, checkpoints and group offset sync beside it."""
-    task = ReplicationTask(flow, task_id=task_id, sync_topics=task_id == 0, provisioned=True)
+    in sync, and runs the flow's heartbeats, checkpoints and group offset sync beside it. `start` is the source
+    topics provisioning listed, which every task of the flow deals alike (replication.task.ownership)."""
+    owns = PlannedOwner(start, flow.tasks_max, task_id)
+    task = ReplicationTask(flow, task_id=task_id, owns=owns, sync_topics=task_id == 0, provisioned=True)
     side = SideEmitters(flow, stopping).start() if task_id == 0 else None
     tune_gc()  # this process does nothing but replicate (bench/README.md: the collector cost 20 % of CPU)
     try:
@@ -43,7 +46,7 @@ def run_task(flow: FlowConfig, task_id: int, stopping: threading.Event | MpEvent
             side.stop()
 
 
-Job = tuple[FlowConfig, int]  # a flow and one of its task ids
+Job = tuple[FlowConfig, int, Mapping[str, int]]  # a flow, one of its task ids, and its source topics at the start
 TASK_LOG_FORMAT = "%(asctime)s task %(threadName)s %(levelname)s %(message)s"  # a task's thread bears its name
 
 
@@ -62,15 +65,15 @@ def _run_threads(jobs: list[Job], stopping: threading.Event | MpEvent) -> int:
     stopping is set; a task that fails stops the others. Returns the exit code: 2 if any task failed."""
     failures: list[Job] = []
 
-    def one(flow: FlowConfig, task_id: int) -> None:
+    def one(flow: FlowConfig, task_id: int, start: Mapping[str, int]) -> None:
         try:
-            run_task(flow, task_id, stopping)
+            run_task(flow, task_id, start, stopping)
         except (ReplicationError, DataLossError) as exc:
             log.error("%s", exc)
-            failures.append((flow, task_id))
+            failures.append((flow, task_id, start))
         except BaseException:
             log.exception("task %s/%d failed", flow.name, task_id)
-            failures.append((flow, task_id))
+            failures.append((flow, task_id, start))
         finally:
             if failures:
                 stopping.set()
@@ -106,17 +109,19 @@ def run_flows(flows: Sequence[FlowConfig], processes: int | None = None) -> int:
     """Run every enabled flow's tasks until SIGTERM/SIGINT, one process per task or the tasks dealt over
     `processes` processes; returns the process exit code."""
     enabled = [f for f in flows if f.enabled]
-    jobs = [(flow, task_id) for flow in enabled for task_id in range(flow.tasks_max)]
-    if not jobs:
+    if not enabled:
         log.error("no enabled flow (set a->b.enabled = true)")
         return 1
     try:
-        for flow in enabled:  # once, before any task starts: no task's start depends on another's
-            provision_flow(flow)
+        # Once, before any task starts: no task's start depends on another's.
+        starts = [provision_flow(flow).source_topics for flow in enabled]
     except (ReplicationError, KafkaException, TimeoutError) as exc:
         text = exc.args[0].str() if isinstance(exc, KafkaException) else str(exc) or "a cluster did not answer in time"
         log.error("%s", text)
         return 2
+    jobs = [
+        (flow, task_id, start) for flow, start in zip(enabled, starts, strict=True) for task_id in range(flow.tasks_max)
+    ]
     groups = deal(jobs, len(jobs) if processes is None else processes)
     if len(groups) == 1:
         return _run_in_process(groups[0])
@@ -164,4 +169,4 @@ def _run_processes(groups: list[list[Job]]) -> int:
 
 
 def _group_name(group: list[Job]) -> str:
-    return ", ".join(f"{flow.name}/{task_id}" for flow, task_id in group)
+    return ", ".join(f"{flow.name}/{task_id}" for flow, task_id, _ in group)

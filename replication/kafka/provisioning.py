@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaError, KafkaException
@@ -68,6 +68,7 @@ class Provisioned:
     internal: tuple[InternalTopic, ...]
     remote_topics: tuple[str, ...]
     seconds: float
+    source_topics: Mapping[str, int]  # the source topics the flow replicates, with their partition counts
 
 
 def internal_topics(flow: FlowConfig) -> list[InternalTopic]:
@@ -119,7 +120,7 @@ def provision_flow(
     log.info(
         "%s: provisioned %d internal and %d remote topics in %.1fs", flow.name, len(internal), len(remote), seconds
     )
-    return Provisioned(tuple(internal), tuple(sorted(remote)), seconds)
+    return Provisioned(tuple(internal), tuple(sorted(remote)), seconds, sources)
 
 
 def create_missing(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import zlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +23,7 @@ from replication.task.committing import PositionCommitter
 from replication.task.dataloss import check_start, loss_on_out_of_range
 from replication.task.faults import FaultReporter
 from replication.task.handlers import RecordHandler, load_handler
+from replication.task.ownership import hashed_owner
 from replication.task.partitionstate import PartitionState, TaskListener, TaskListeners
 from replication.task.producing import BatchProducer
 from replication.task.resume import Window
@@ -42,11 +42,6 @@ def _client_error(exc: BaseException) -> str:
     if isinstance(cause, KafkaException) and cause.args:
         return str(cause.args[0].str()) if hasattr(cause.args[0], "str") else str(cause.args[0])
     return str(cause)
-
-
-def standalone_owner(tasks: int, task_id: int) -> Callable[[str, int], bool]:
-    """Stable partition ownership among `tasks` standalone tasks (the control plane assigns its own)."""
-    return lambda topic, partition: zlib.crc32(f"{topic}-{partition}".encode()) % tasks == task_id
 
 
 class ReplicationTask:
@@ -68,7 +63,7 @@ class ReplicationTask:
     ) -> None:
         self.flow = flow
         self.task_id = task_id
-        self.owns = owns or standalone_owner(flow.tasks_max, task_id)
+        self.owns = owns or hashed_owner(flow.tasks_max, task_id)
         self.clients = clients or ClientFactory()
         self.metrics = metrics
         self.handler = handler or load_handler(flow.record_handler_class)

@@ -45,3 +45,19 @@ def test_vanished_partitions_and_surplus_tasks_are_dropped() -> None:
     assert after[0] == tps("a", 2)
     assert set(after) == {0, 1}
     assert sorted(after[1]) == tps("c", 2)
+
+
+def test_a_large_fresh_plan_keeps_runs_of_a_topics_partitions_together() -> None:
+    """1,000 topics of 10 over 4 tasks: each task's consumer fetches about a quarter of the topics, not all."""
+    partitions = [tp for i in range(1000) for tp in tps(f"t{i:04d}", 10)]
+    plan = plan_assignment(partitions, tasks_max=4, current={})
+    assert sorted(len(v) for v in plan.values()) == [2500] * 4
+    assert sorted(tp for v in plan.values() for tp in v) == sorted(partitions)
+    topics_per_task = [len({t for t, _ in owned}) for owned in plan.values()]
+    assert max(topics_per_task) <= 260, topics_per_task
+
+
+def test_a_small_topic_still_spreads_over_every_task() -> None:
+    """A busy topic of 8 partitions uses all 4 tasks, as MM2's round-robin does."""
+    plan = plan_assignment(tps("busy", 8) + tps("quiet", 8), tasks_max=4, current={})
+    assert all(sum(1 for t, _ in owned if t == "busy") == 2 for owned in plan.values()), plan

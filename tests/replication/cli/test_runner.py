@@ -6,6 +6,7 @@ import io
 import logging
 import threading
 import time
+from collections.abc import Mapping
 
 import pytest
 
@@ -15,15 +16,15 @@ from replication.errors import ReplicationError
 from tests.replication.fakes import flow
 
 
-def _jobs(flows: int, tasks: int) -> list[tuple[FlowConfig, int]]:
+def _jobs(flows: int, tasks: int) -> list[runner.Job]:
     made = [flow(tasks_max=tasks, topics=(f"t{i}",)) for i in range(flows)]
-    return [(f, t) for f in made for t in range(tasks)]
+    return [(f, t, {}) for f in made for t in range(tasks)]
 
 
 def test_tasks_are_dealt_round_robin_so_a_flows_tasks_spread_over_the_processes() -> None:
     jobs = _jobs(2, 3)
     groups = runner.deal(jobs, 2)
-    assert [[t for _, t in g] for g in groups] == [[0, 2, 1], [1, 0, 2]]
+    assert [[t for _, t, _ in g] for g in groups] == [[0, 2, 1], [1, 0, 2]]
     assert sorted(id(j) for g in groups for j in g) == sorted(id(j) for j in jobs)  # each job once
     assert runner.deal(jobs, 100) == [[j] for j in jobs]  # never more processes than tasks
     assert len(runner.deal(jobs, 1)) == 1
@@ -32,7 +33,7 @@ def test_tasks_are_dealt_round_robin_so_a_flows_tasks_spread_over_the_processes(
 def test_threads_of_one_process_run_every_task_and_stop_together(monkeypatch: pytest.MonkeyPatch) -> None:
     ran: list[int] = []
 
-    def fake_task(flow: FlowConfig, task_id: int, stopping: threading.Event) -> None:
+    def fake_task(flow: FlowConfig, task_id: int, start: Mapping[str, int], stopping: threading.Event) -> None:
         ran.append(task_id)
         assert threading.current_thread().name == f"{flow.name}/{task_id}"  # the log format shows it
         while not stopping.is_set():
@@ -51,7 +52,7 @@ def test_a_failing_task_stops_the_others_of_its_process_and_fails_the_exit_code(
 ) -> None:
     stopped: list[int] = []
 
-    def fake_task(flow: FlowConfig, task_id: int, stopping: threading.Event) -> None:
+    def fake_task(flow: FlowConfig, task_id: int, start: Mapping[str, int], stopping: threading.Event) -> None:
         if task_id == 1:
             time.sleep(0.1)
             raise failure
@@ -74,7 +75,7 @@ def test_tasks_sharing_the_runners_own_process_name_themselves_in_its_log(monkey
     monkeypatch.setattr(root, "handlers", [handler])
     monkeypatch.setattr(runner.signal, "signal", lambda *args: None)  # pytest keeps its own handlers
 
-    def fake_task(flow: FlowConfig, task_id: int, stopping: threading.Event) -> None:
+    def fake_task(flow: FlowConfig, task_id: int, start: Mapping[str, int], stopping: threading.Event) -> None:
         logging.getLogger("replication.task").warning("assigned")
 
     monkeypatch.setattr(runner, "run_task", fake_task)
