@@ -6,7 +6,8 @@ fresh source alias (no positions, no remote topics), with tasks.max tasks. Figur
   partition assigned and copied);
 - pickup: 100 new partitions (10 topics of 10) created while it runs: seconds from their creation until their records
   are at the target, against refresh.topics.interval.seconds + 10 s;
-- idle CPU: the runner's process tree's CPU over 10 s of no traffic, as % of one core;
+- idle CPU: the runner's process tree's CPU over 10 s of no traffic, as % of one core; then again with MM2's default
+  refresh.topics.interval.seconds (600), the runner restarted on its positions and settled for 15 s, over 30 s;
 - memory: the tree's peak RSS, and per 1,000 partitions;
 - ERROR lines in the runner's log.
 Then, for --idle-flows counts N: N flows of one topic each (10 partitions, tasks.max 1), caught up, then 10 s idle:
@@ -34,6 +35,7 @@ from replication.task.positions import positions_topic
 
 PARTITIONS_PER_TOPIC = 10
 REFRESH_SECONDS = 5
+DEFAULT_REFRESH_SECONDS = 600  # MM2's and Mirrorplane's default
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -48,6 +50,7 @@ class ScaleFigures:
     pickup_after_created_s: float  # from when the source's metadata lists every new partition
     pickup_goal_s: float
     idle_cpu_pct: float
+    idle_cpu_default_refresh_pct: float
     peak_rss_mb: float
     rss_mb_per_1k_partitions: float
     error_lines: int
@@ -134,7 +137,9 @@ def _target_total(bootstrap: str, remotes: list[str]) -> int:
     return sum(int(f.result(timeout=60).offset) for f in client.list_offsets(request, request_timeout=60).values())
 
 
-def _config(path: Path, alias: str, src: str, dst: str, pattern: str, tasks: int) -> Path:
+def _config(
+    path: Path, alias: str, src: str, dst: str, pattern: str, tasks: int, refresh: int = REFRESH_SECONDS
+) -> Path:
     path.write_text(
         f"clusters = {alias}, dst\n"
         f"{alias}.bootstrap.servers = {src}\n"
@@ -142,7 +147,7 @@ def _config(path: Path, alias: str, src: str, dst: str, pattern: str, tasks: int
         f"{alias}->dst.enabled = true\n"
         f"{alias}->dst.topics = {pattern}\n"
         f"tasks.max = {tasks}\n"
-        f"refresh.topics.interval.seconds = {REFRESH_SECONDS}\n"
+        f"refresh.topics.interval.seconds = {refresh}\n"
         "emit.checkpoints.enabled = false\n"
         "sync.group.offsets.enabled = false\n"
     )
@@ -178,10 +183,26 @@ def measure(
         wait_for(lambda: _target_total(dst, new_remotes) >= more, 600, "pickup", 0.5)
         pickup, pickup_after_created = time.monotonic() - added, time.monotonic() - created
         rss = tree_peak_rss_mb(child.pid)
+        child.stop()
+        config = _config(
+            out / f"scale-{partitions}-default.properties",
+            alias,
+            src,
+            dst,
+            f"{prefix}-.*",
+            tasks,
+            DEFAULT_REFRESH_SECONDS,
+        )
+        log_default = out / f"scale-{partitions}-default.log"
+        child = Child([sys.executable, "-m", "replication", "run", "--config", str(config)], log_default, cwd=REPO)
+        _wait_caught_up(child, dst, remotes + new_remotes, records + more, 600)
+        time.sleep(15)  # the restarted tasks' start-up is not idleness
+        idle_default = _idle_cpu_pct(child, 30)
     finally:
         child.stop()
         cleanup.extend([(src, topics + new), (dst, [*remotes, *new_remotes, positions_topic(alias)])])
-    errors = [line for line in log.read_text(errors="replace").splitlines() if " ERROR " in line]
+    lines = [line for path in (log, log_default) for line in path.read_text(errors="replace").splitlines()]
+    errors = [line for line in lines if " ERROR " in line]
     return ScaleFigures(
         partitions=partitions,
         topics=len(topics),
@@ -192,6 +213,7 @@ def measure(
         pickup_after_created_s=round(pickup_after_created, 1),
         pickup_goal_s=REFRESH_SECONDS + 10,
         idle_cpu_pct=round(idle_cpu, 1),
+        idle_cpu_default_refresh_pct=round(idle_default, 1),
         peak_rss_mb=round(rss, 1),
         rss_mb_per_1k_partitions=round(rss / (partitions / 1000), 1),
         error_lines=len(errors),
@@ -205,10 +227,10 @@ def _wait_caught_up(child: Child, dst: str, remotes: list[str], records: int, ti
         raise BenchError(f"the runner exited:\n{child.log_tail()}")
 
 
-def _idle_cpu_pct(child: Child) -> float:
-    """The runner's process tree's CPU over 10 s with no traffic, in % of one core."""
+def _idle_cpu_pct(child: Child, seconds: float = 10) -> float:
+    """The runner's process tree's CPU over `seconds` with no traffic, in % of one core."""
     cpu_before, idle_started = tree_cpu_seconds(child.pid), time.monotonic()
-    time.sleep(10)  # the measured idle window, not a wait for a condition
+    time.sleep(seconds)  # the measured idle window, not a wait for a condition
     return 100 * (tree_cpu_seconds(child.pid) - cpu_before) / (time.monotonic() - idle_started)
 
 
@@ -291,13 +313,14 @@ def main(argv: list[str] | None = None) -> None:
     header = (
         f"{'partitions':>10} {'topics':>6} {'records':>8} {'create s':>8} {'catch-up s':>10} {'pickup s':>8} "
         f"{'after created s':>15} "
-        f"{'goal s':>6} {'idle CPU %':>10} {'peak RSS MB':>11} {'MB/1k p':>7} {'ERRORs':>6}"
+        f"{'goal s':>6} {'idle CPU %':>10} {'idle at 600 s %':>15} {'peak RSS MB':>11} {'MB/1k p':>7} {'ERRORs':>6}"
     )
     print(f"\nstandalone runner, tasks.max {args.tasks}, refresh {REFRESH_SECONDS} s\n{header}")
     for f in figures:
         print(
             f"{f.partitions:>10} {f.topics:>6} {f.records:>8} {f.topics_created_s:>8} {f.catch_up_s:>10} "
             f"{f.pickup_s:>8} {f.pickup_after_created_s:>15} {f.pickup_goal_s:>6} {f.idle_cpu_pct:>10} "
+            f"{f.idle_cpu_default_refresh_pct:>15} "
             f"{f.peak_rss_mb:>11} "
             f"{f.rss_mb_per_1k_partitions:>7} {f.error_lines:>6}"
         )
