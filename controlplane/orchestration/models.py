@@ -69,6 +69,12 @@ class FlowPlan(models.Model):
         null=True, blank=True, help_text="the last failed listing of the source's topics; retried after the retry delay"
     )
     imbalance_since = models.DateTimeField(null=True, blank=True)
+    planned_signature = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        help_text="the partitions and tasks.max the stored assignments were planned for",
+    )
     topics_synced_at = models.DateTimeField(null=True, blank=True, help_text="last config/ACL sync dispatched")
     last_error = models.TextField(blank=True, default="")
     provisioned_at = models.DateTimeField(

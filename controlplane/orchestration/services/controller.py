@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import logging
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 
 from controlplane.flows.models import Flow
@@ -74,8 +76,12 @@ def reconcile(flow: Flow, room: capacity.Capacity | None = None) -> list[int]:
     if not flow.enabled:
         return []
     partitions = _source_partitions(flow, plan_row)
-    plan = _plan(flow, plan_row, partitions)
-    _store(flow, plan)
+    signature = _signature(partitions, flow.tasks_max)
+    if signature != plan_row.planned_signature or _rebalance_due(plan_row):
+        # Only then: planning a flow of 10,000 partitions decoded and compared them all, every tick.
+        _store(flow, _plan(flow, plan_row, partitions))
+        plan_row.planned_signature = signature
+        plan_row.save(update_fields=["planned_signature"])
     if flow.paused:
         return []
     _dispatch_topic_sync(flow, plan_row)
@@ -131,6 +137,16 @@ def _source_partitions(flow: Flow, plan_row: FlowPlan) -> list[tuple[str, int]]:
     return [(str(t), int(p)) for t, p in plan_row.partitions]
 
 
+def _signature(partitions: list[tuple[str, int]], tasks_max: int) -> str:
+    """What a plan depends on besides the stored assignments, which only the controller writes."""
+    return hashlib.blake2b(repr((tasks_max, partitions)).encode(), digest_size=16).hexdigest()
+
+
+def _rebalance_due(plan_row: FlowPlan) -> bool:
+    since = plan_row.imbalance_since
+    return since is not None and timezone.now() - since >= rebalance_delay()
+
+
 def _plan(flow: Flow, plan_row: FlowPlan, partitions: list[tuple[str, int]]) -> dict[int, list[tuple[str, int]]]:
     current = {a.task_id: [(str(t), int(p)) for t, p in a.partitions] for a in flow.assignments.defer("status")}
     sticky = plan_assignment(partitions, flow.tasks_max, current)
@@ -175,10 +191,14 @@ def _dispatch(flow: Flow, room: capacity.Capacity) -> list[int]:
     from controlplane.orchestration.tasks import run_assignment
 
     now = timezone.now()
+    # A task's status runs to hundreds of KB and its partitions to thousands: the tick needs only whether it has any.
+    rows = flow.assignments.defer("status", "partitions").annotate(
+        idle=ExpressionWrapper(Q(partitions=[]), output_field=BooleanField())
+    )
     waiting = [
         a
-        for a in flow.assignments.defer("status")  # a task's status runs to hundreds of KB; the tick needs none
-        if runs(a.task_id, len(a.partitions)) and not leases.holds_live_lease(a) and _may_dispatch(a, now)
+        for a in rows
+        if runs(a.task_id, 0 if a.idle else 1) and not leases.holds_live_lease(a) and _may_dispatch(a, now)
     ]
     placed, reason = room.place(len(waiting))
     dispatched = []

@@ -90,3 +90,40 @@ def test_a_source_that_cannot_be_listed_keeps_its_partitions_and_is_asked_again_
     assert controller._source_partitions(obj, plan_row) == [("t", 0), ("t", 1), ("t", 2)]
     plan_row.refresh_from_db()
     assert (plan_row.last_error, plan_row.list_failed_at) == ("", None)
+
+
+@pytest.mark.django_db
+def test_a_tick_plans_again_only_when_the_partitions_or_tasks_max_changed(monkeypatch: Any) -> None:
+    """Planning 10,000 partitions every 2 s tick was most of an idle worker's CPU: the same listing is not replanned,
+    and the tick reads no task's partitions (a task with none is still told apart: it needs no runner)."""
+    live_worker("w1", slots=4)
+    obj = flow(CLUSTERS, "a", "b", "t", tasks_max=3)
+    FlowPlan.objects.create(flow=obj, provisioned_at=timezone.now())
+    listed = [("t", 0), ("t", 1)]
+    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row: list(listed))
+    plans: list[int] = []
+    real_plan = controller._plan
+    monkeypatch.setattr(controller, "_plan", lambda *args: plans.append(1) or real_plan(*args))
+
+    controller.tick()
+    assert len(plans) == 1
+    placed = dict(TaskAssignment.objects.filter(flow=obj).values_list("task_id", "partitions"))
+    assert sorted(p for ps in placed.values() for p in ps) == [["t", 0], ["t", 1]]
+    dispatched = set(TaskAssignment.objects.exclude(dispatched_at=None).values_list("task_id", flat=True))
+    assert dispatched == {t for t, ps in placed.items() if ps} | {0}  # the task without partitions waits
+    with CaptureQueriesContext(connection) as queries:
+        controller.tick()
+    assert len(plans) == 1, "the same listing was planned again"
+    task_reads = [q["sql"] for q in queries.captured_queries if '"orchestration_taskassignment"' in q["sql"]]
+    assert not [sql for sql in task_reads if '"orchestration_taskassignment"."partitions",' in sql.split(" FROM ")[0]]
+
+    listed.append(("t", 2))
+    controller.tick()
+    assert len(plans) == 2
+    assert sorted(p for a in TaskAssignment.objects.filter(flow=obj) for p in a.partitions) == [
+        [t, p] for t, p in listed
+    ]
+    obj.tasks_max = 2
+    obj.save()
+    controller.tick()
+    assert len(plans) == 3 and TaskAssignment.objects.filter(flow=obj).count() == 2
