@@ -77,7 +77,8 @@ def reconcile(flow: Flow, room: capacity.Capacity | None = None) -> list[int]:
         return []
     partitions = _source_partitions(flow, plan_row)
     signature = _signature(partitions, flow.tasks_max)
-    if signature != plan_row.planned_signature or _rebalance_due(plan_row):
+    replan = signature != plan_row.planned_signature or _rebalance_due(plan_row)
+    if replan or flow.assignments.count() != flow.tasks_max:  # a row gone, however: plan again
         # Only then: planning a flow of 10,000 partitions decoded and compared them all, every tick.
         _store(flow, _plan(flow, plan_row, partitions))
         plan_row.planned_signature = signature

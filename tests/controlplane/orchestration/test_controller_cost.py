@@ -127,3 +127,9 @@ def test_a_tick_plans_again_only_when_the_partitions_or_tasks_max_changed(monkey
     obj.save()
     controller.tick()
     assert len(plans) == 3 and TaskAssignment.objects.filter(flow=obj).count() == 2
+    TaskAssignment.objects.filter(flow=obj, task_id=1).delete()  # not the controller's doing
+    controller.tick()
+    assert len(plans) == 4 and sorted(TaskAssignment.objects.filter(flow=obj).values_list("task_id", flat=True)) == [
+        0,
+        1,
+    ]
