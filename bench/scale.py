@@ -167,7 +167,7 @@ def measure(
     alias = f"s{run}"
     config = _config(out / f"scale-{partitions}.properties", alias, src, dst, f"{prefix}-.*", tasks)
     log = out / f"scale-{partitions}.log"
-    child = Child([sys.executable, "-m", "replication", "run", "--config", str(config)], log, cwd=REPO)
+    child = _runner(config, log)
     remotes = [f"{alias}.{t}" for t in topics]
     new = [f"{prefix}-new-{i}" for i in range(10)]
     new_remotes = [f"{alias}.{t}" for t in new]
@@ -194,7 +194,7 @@ def measure(
             DEFAULT_REFRESH_SECONDS,
         )
         log_default = out / f"scale-{partitions}-default.log"
-        child = Child([sys.executable, "-m", "replication", "run", "--config", str(config)], log_default, cwd=REPO)
+        child = _runner(config, log_default)
         _wait_caught_up(child, dst, remotes + new_remotes, records + more, 600)
         time.sleep(15)  # the restarted tasks' start-up is not idleness
         idle_default = _idle_cpu_pct(child, 30)
@@ -218,6 +218,11 @@ def measure(
         rss_mb_per_1k_partitions=round(rss / (partitions / 1000), 1),
         error_lines=len(errors),
     )
+
+
+def _runner(config: Path, log: Path, extra: list[str] | None = None) -> Child:
+    """`python -m replication run` on a properties file, its output in `log`."""
+    return Child([sys.executable, "-m", "replication", "run", "--config", str(config), *(extra or [])], log, cwd=REPO)
 
 
 def _wait_caught_up(child: Child, dst: str, remotes: list[str], records: int, timeout: float) -> None:
@@ -258,9 +263,7 @@ def measure_idle_flows(
     ]
     config = out / f"idle-{flows}-{shared_by}.properties"
     config.write_text("\n".join(lines) + "\n")
-    argv = [sys.executable, "-m", "replication", "run", "--config", str(config)]
-    argv += ["--processes", str(shared_by)] if shared_by else []
-    child = Child(argv, out / f"idle-{flows}-{shared_by}.log", cwd=REPO)
+    child = _runner(config, out / f"idle-{flows}-{shared_by}.log", ["--processes", str(shared_by)] if shared_by else [])
     remotes = [f"{alias}.{topic}" for alias, topic in zip(aliases, topics, strict=True)]
     try:
         _wait_caught_up(child, dst, remotes, records, 600)
