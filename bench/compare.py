@@ -4,6 +4,8 @@
    replicator in turn (mm, mp-alo, mp-eos, loop, mm, ...), for --rounds rounds; ratios are taken per pair.
 2. Latency at a fixed moderate load (bench/latency.py explains the method).
 3. Scaling: the engine at least once with 1, 2 and 4 tasks (processes) on the small-record data.
+4. Kills: each of mm, mp-alo and mp-eos copies the small-record data while SIGKILLed 3 times, then the duplicates
+   and lost records at the target are counted by key (bench/kills.py explains the method).
 Figures go to stdout and to bench/results/<timestamp>.json (also bench/results/latest.json).
 """
 
@@ -16,6 +18,7 @@ from typing import Any
 
 from bench import report
 from bench.clusters import bench_clusters
+from bench.kills import KillResult, run_kills
 from bench.latency import LatencyResult, run_latency
 from bench.preload import Dataset, ensure_dataset
 from bench.replicators import REPLICATORS, Mirrorplane
@@ -48,6 +51,8 @@ def _parser() -> argparse.ArgumentParser:
     add("--latency-rounds", type=int, default=2, help="latency rounds; each runs every latency replicator once")
     add("--latency-replicators", type=_csv, default=["mm", "mp-alo", "mp-eos"])
     add("--scaling-tasks", type=_csv, default=["1", "2", "4"], help="task counts for the scaling run ('' skips)")
+    add("--kills", type=int, default=3, help="SIGKILLs per copy in the kills phase (0: no kills phase)")
+    add("--kill-replicators", type=_csv, default=["mm", "mp-alo", "mp-eos"], help="replicators of the kills phase")
     add(
         "--verify",
         choices=["none", "eos", "all"],
@@ -125,6 +130,26 @@ def run_scaling(session: Session, args: argparse.Namespace, dataset: Dataset) ->
     return rows
 
 
+def run_kill_phase(session: Session, args: argparse.Namespace, dataset: Dataset) -> list[KillResult]:
+    if args.kills <= 0:
+        return []
+    print(f"\n## Kills: {dataset.count:,} x {dataset.label} copied with {args.kills} SIGKILLs on the way\n")
+    print(report.table(KILL_HEADERS, [], 1, STREAM_WIDTH))
+    results = []
+    for name in args.kill_replicators:
+        result = run_kills(REPLICATORS[name](), session.context(), dataset, args.kills)
+        results.append(result)
+        print(report.table(KILL_HEADERS, [_kill_row(result)], 1, STREAM_WIDTH).splitlines()[-1])
+    return results
+
+
+KILL_HEADERS = ["replicator", "records", "kills", "at target", "duplicates", "lost", "seconds"]
+
+
+def _kill_row(r: KillResult) -> list[Any]:
+    return [r.replicator, r.records, r.kills, r.target_records, r.duplicates, r.lost, r.seconds]
+
+
 SCALING_HEADERS = ["tasks", "partitions per task", "records/s", "steady rec/s", "CPU s/M rec", "speedup"]
 
 
@@ -133,6 +158,7 @@ def print_summary(
     latency: list[LatencyResult],
     scaling: list[dict[str, Any]],
     checks: list[dict[str, Any]],
+    kills: list[KillResult],
 ) -> None:
     print("\n## Summary (medians; ratios per alternating pair, median first)\n")
     print(report.summary_table(report.throughput_summary(throughput)))
@@ -156,6 +182,8 @@ def print_summary(
                 ),
             )
         )
+    if kills:
+        print("\n" + report.table(KILL_HEADERS, [_kill_row(k) for k in kills], 1))
     if checks:
         print("\n## Mirrorplane's targets\n\n" + report.targets_table(checks))
 
@@ -177,8 +205,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         throughput = run_throughput_rounds(session, args, data)
         latency = run_latency_rounds(session, args)
         scaling = run_scaling(session, args, data[0])
+        kills = run_kill_phase(session, args, data[0])
     checks = report.target_checks(throughput, latency, data[0].label, data[1].label)
-    print_summary(throughput, latency, scaling, checks)
+    print_summary(throughput, latency, scaling, checks, kills)
     document = {
         "stamp": stamp,
         "elapsed_s": round(time.monotonic() - started),
@@ -191,6 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "latency": [r.as_dict() for r in latency],
         "latency_vs_mm": report.latency_ratios(latency),
         "scaling": scaling,
+        "kills": [k.as_dict() for k in kills],
         "targets": checks,
     }
     print(f"\nwrote {report.save(document, stamp)} in {document['elapsed_s']}s")

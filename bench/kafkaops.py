@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 _quiet = logging.getLogger("bench.librdkafka")
@@ -133,20 +133,35 @@ class Watermarks:
 
 def count_records(bootstrap: str, topic: str, partitions: int, isolation: str = "read_committed") -> int:
     """Every record a consumer sees from the beginning to the end offsets (transaction markers are not records)."""
+    count = 0
+
+    def one(_: Message) -> None:
+        nonlocal count
+        count += 1
+
+    read_to_end(bootstrap, topic, partitions, isolation, one)
+    return count
+
+
+def read_to_end(
+    bootstrap: str, topic: str, partitions: int, isolation: str, each: Callable[[Message], None], timeout: float = 600
+) -> None:
+    """Hand each record of topic, from the beginning to the end offsets, to `each`."""
     consumer = probe_consumer(bootstrap, **{"isolation.level": isolation, "enable.partition.eof": True})
     try:
         consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-        count, at_end = 0, set[int]()
-        deadline = time.monotonic() + 600
-        while len(at_end) < partitions and time.monotonic() < deadline:
+        at_end = set[int]()
+        deadline = time.monotonic() + timeout
+        while len(at_end) < partitions:
+            if time.monotonic() > deadline:
+                raise BenchError(f"{topic}: not read to its end in {timeout:.0f}s")
             for msg in consumer.consume(10000, 0.5):
                 error = msg.error()
                 if error is None:
-                    count += 1
+                    each(msg)
                 elif error.code() == KafkaError._PARTITION_EOF:
                     at_end.add(msg.partition() or 0)
                 else:
                     raise KafkaException(error)
-        return count
     finally:
         consumer.close()

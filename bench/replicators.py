@@ -69,12 +69,18 @@ class Launch:
 
 
 class Replicator:
-    """Base: a named way to copy `topic` from the source cluster to an empty topic on the target."""
+    """Base: a named way to copy `topic` from the source cluster to an empty topic on the target.
+
+    `resume=True` starts it again after a crash, on what the run `ctx` left behind (bench/kills.py): the same
+    target topic, group and positions; only MirrorMaker and Mirrorplane support it.
+    """
 
     name = ""
     clean_exits: tuple[int, ...] = (0,)
 
-    def launch(self, ctx: RunContext, topic: str, partitions: int, topic_config: dict[str, str]) -> Launch:
+    def launch(
+        self, ctx: RunContext, topic: str, partitions: int, topic_config: dict[str, str], resume: bool = False
+    ) -> Launch:
         raise NotImplementedError
 
 
@@ -108,14 +114,18 @@ class MirrorMaker(Replicator):
         self.kafka_home = ensure_kafka_home(default_cache_dir())
         self.java = find_java()
 
-    def launch(self, ctx: RunContext, topic: str, partitions: int, topic_config: dict[str, str]) -> Launch:
+    def launch(
+        self, ctx: RunContext, topic: str, partitions: int, topic_config: dict[str, str], resume: bool = False
+    ) -> Launch:
         # MirrorMaker 1 writes to the same topic name and does not create it (auto.create.topics.enable=false).
-        _fresh_target_topic(ctx, topic, partitions, topic_config)
+        if not resume:
+            _fresh_target_topic(ctx, topic, partitions, topic_config)
         consumer = _write(
             ctx.workdir / f"{ctx.run_id}-consumer.properties",
             [
                 f"bootstrap.servers={ctx.clusters.source}",
-                f"group.id=bench-mm-{ctx.run_id}",  # a fresh group: start at the beginning of the source topic
+                # A fresh group per run: start at the beginning of the source topic (a resumed run: at its commits).
+                f"group.id=bench-mm-{ctx.run_id}",
                 "auto.offset.reset=earliest",
             ],
         )
@@ -172,8 +182,11 @@ class Mirrorplane(Replicator):
             + (f"-{processes}p" if processes else "")
         )
 
-    def launch(self, ctx: RunContext, topic: str, partitions: int, topic_config: dict[str, str]) -> Launch:
-        alias = f"src-{ctx.run_id}"  # fresh remote topic and positions topic: the copy starts from nothing
+    def launch(
+        self, ctx: RunContext, topic: str, partitions: int, topic_config: dict[str, str], resume: bool = False
+    ) -> Launch:
+        # A fresh remote topic and positions topic per run: the copy starts from nothing (resumed: from its positions).
+        alias = f"src-{ctx.run_id}"
         flow = f"{alias}->{TARGET_ALIAS}"
         config = _write(
             ctx.workdir / f"{ctx.run_id}-flows.properties",
@@ -204,6 +217,11 @@ class Mirrorplane(Replicator):
         return launch
 
 
+def _no_resume(replicator: Replicator, resume: bool) -> None:
+    if resume:  # the bench loops store no positions: a restart would copy everything again
+        raise ValueError(f"{replicator.name} cannot resume after a crash")
+
+
 def _loop_argv(module: str, ctx: RunContext, topic: str, remote: str, partitions: int, *extra: str) -> list[str]:
     """The command line of a bench loop (bench/bareloop.py, bench/eosloop.py)."""
     argv = [sys.executable, "-m", module, "--source", ctx.clusters.source, "--target", ctx.clusters.target]
@@ -215,7 +233,10 @@ class BareLoop(Replicator):
 
     name = "loop"
 
-    def launch(self, ctx: RunContext, topic: str, partitions: int, topic_config: dict[str, str]) -> Launch:
+    def launch(
+        self, ctx: RunContext, topic: str, partitions: int, topic_config: dict[str, str], resume: bool = False
+    ) -> Launch:
+        _no_resume(self, resume)
         remote = f"loop-{ctx.run_id}.{topic}"
         _fresh_target_topic(ctx, remote, partitions, topic_config)
         argv = _loop_argv("bench.bareloop", ctx, topic, remote, partitions)
@@ -231,7 +252,10 @@ class EosLoop(Replicator):
         self.producers = producers
         self.name = "eos-loop" if producers == 1 else f"eos-loop{producers}"
 
-    def launch(self, ctx: RunContext, topic: str, partitions: int, topic_config: dict[str, str]) -> Launch:
+    def launch(
+        self, ctx: RunContext, topic: str, partitions: int, topic_config: dict[str, str], resume: bool = False
+    ) -> Launch:
+        _no_resume(self, resume)
         remote = f"{self.name}-{ctx.run_id}.{topic}"
         _fresh_target_topic(ctx, remote, partitions, topic_config)
         argv = _loop_argv("bench.eosloop", ctx, topic, remote, partitions, "--producers", str(self.producers))
