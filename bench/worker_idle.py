@@ -102,11 +102,26 @@ def _topics(src: str, size: int, per_partition: int) -> list[str]:
     return topics
 
 
+QUIET = Path("/tmp/mirrorplane-quiet")  # another bench on this machine asks for quiet while this file exists
+
+
+class QuietRequested(BenchError):
+    """The quiet file appeared during a measurement: its worker is stopped and the measurement starts again."""
+
+
 def _quiet_machine() -> None:
-    """Another engineer's throughput bench asks for quiet with this file: wait while it exists."""
-    while Path("/tmp/mirrorplane-quiet").exists():
-        print("waiting: /tmp/mirrorplane-quiet exists", file=sys.stderr, flush=True)
+    while QUIET.exists():
+        print(f"waiting: {QUIET} exists", file=sys.stderr, flush=True)
         time.sleep(30)
+
+
+def _idle(seconds: float) -> None:
+    """Sleep, unless the quiet file appears meanwhile (QuietRequested): an idle worker still takes 10 % of a core."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if QUIET.exists():
+            raise QuietRequested(f"{QUIET} appeared")
+        time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
 
 
 def _running(db: Path, tasks: int) -> bool:
@@ -166,6 +181,16 @@ def _where(frame: str) -> str:
 
 
 def measure(args: argparse.Namespace, src: str, dst: str, size: int, out: Path) -> IdleFigures:
+    """One measurement; started again from a fresh state when the quiet file appears before it ends."""
+    while True:
+        _quiet_machine()
+        try:
+            return _measure_once(args, src, dst, size, out)
+        except QuietRequested as exc:
+            print(f"measurement abandoned: {exc}", file=sys.stderr, flush=True)
+
+
+def _measure_once(args: argparse.Namespace, src: str, dst: str, size: int, out: Path) -> IdleFigures:
     repo = Path(args.repo).resolve()
     topics = _topics(src, size, args.records_per_partition)
     state = out / f"{size}-{time.strftime('%H%M%S')}"
@@ -183,17 +208,16 @@ def measure(args: argparse.Namespace, src: str, dst: str, size: int, out: Path) 
         records = _target_total(src, topics)
         remotes = [f"{alias}.{t}" for t in topics]
         wait_for(
-            lambda: _running(state / "db.sqlite3", args.tasks) and _target_total(dst, remotes) >= records,
+            lambda: _idle(0) or (_running(state / "db.sqlite3", args.tasks) and _target_total(dst, remotes) >= records),
             1800,
             "every task RUNNING and every record at the target",
             5,
         )
-        time.sleep(args.settle)  # the tasks' start and first reports are not idleness
-        _quiet_machine()
+        _idle(args.settle)  # the tasks' start and first reports are not idleness
         load = Path("/proc/loadavg").read_text().strip()
         threads_before = _thread_cpu(worker.pid)
         cpu_before, beat_before, started = tree_cpu_seconds(worker.pid), tree_cpu_seconds(beat.pid), time.monotonic()
-        time.sleep(args.window)  # the measured window
+        _idle(args.window)  # the measured window
         seconds = time.monotonic() - started
         threads = {
             name: round(100 * (spent - threads_before.get(name, 0.0)) / seconds, 1)
@@ -209,6 +233,7 @@ def measure(args: argparse.Namespace, src: str, dst: str, size: int, out: Path) 
             loadavg=f"{load} (before) / {Path('/proc/loadavg').read_text().strip()} (after)",
         )
         if args.py_spy:
+            _idle(0)
             figures.py_spy_samples, figures.jobs_pct = _py_spy(worker.pid, args.py_spy, state / "py-spy.txt")
         return figures
     finally:
