@@ -163,11 +163,16 @@ def _py_spy(pid: int, seconds: int, out: Path) -> tuple[int, dict[str, float]]:
         raise BenchError("py-spy is not installed: .venv/bin/pip install py-spy==0.4.3")
     argv = [py_spy, "record", "--pid", str(pid), "--rate", "50", "--duration", str(seconds), "--format", "raw"]
     subprocess.run([*argv, "--nonblocking", "--output", str(out)], check=True, capture_output=True)
+    return jobs_split(out)
+
+
+def jobs_split(raw: Path) -> tuple[int, dict[str, float]]:
+    """py-spy's raw output (one 'outermost;...;innermost count' line per stack): samples, and % per job of JOBS."""
     shares: collections.Counter[str] = collections.Counter()
     total = 0
-    for line in out.read_text().splitlines():
+    for line in raw.read_text().splitlines():
         stack, _, count = line.rpartition(" ")
-        frames = [_where(frame) for frame in stack.split(";")[1:]]
+        frames = [_where(frame) for frame in stack.split(";")]
         job = next((name for name, pattern in JOBS if any(pattern in f for f in frames)), "other")
         shares[job] += int(count)
         total += int(count)
@@ -253,7 +258,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--py-spy", type=int, default=0, metavar="SECONDS", help="then sample with py-spy")
     parser.add_argument("--repo", default=str(REPO), help="the tree whose worker and beat run (default: this one)")
     parser.add_argument("--keep-clusters", action="store_true")
+    parser.add_argument("--split", metavar="PY_SPY_TXT", help="only print the job split of a saved py-spy file")
     args = parser.parse_args(argv)
+    if args.split:
+        print(jobs_split(Path(args.split)))
+        return
     sizes = [int(s) for s in args.partitions_list.split(",") if s] or [args.partitions]
     out = REPO / "var" / "bench" / f"worker-idle-{time.strftime('%Y%m%d-%H%M%S')}"
     figures: list[IdleFigures] = []
