@@ -217,8 +217,9 @@ def _dispatch(flow: Flow, room: capacity.Capacity) -> list[int]:
     from controlplane.orchestration.tasks import run_assignment
 
     now = timezone.now()
-    # A task's status runs to hundreds of KB and its partitions to thousands: the tick needs only whether it has any.
-    rows = flow.assignments.defer("status", "partitions").annotate(
+    # A task's status runs to hundreds of KB and its partitions (desired and reported) to thousands each: the tick
+    # needs only whether it has any.
+    rows = flow.assignments.defer("status", "partitions", "reported_partitions").annotate(
         idle=ExpressionWrapper(Q(partitions=[]), output_field=BooleanField())
     )
     waiting = [

@@ -164,6 +164,8 @@ def test_a_tick_with_an_unchanged_flow_does_not_decode_its_listed_partitions(mon
     assert len(listings) == 1  # not due again within refresh.topics.interval.seconds
     columns = [q["sql"].split(" FROM ")[0] for q in queries.captured_queries if q["sql"].startswith("SELECT")]
     assert not [sql for sql in columns if '"orchestration_flowplan"."partitions"' in sql]
+    # Nor the tasks' reported partitions (as many as they replicate), which the dispatch does not need either.
+    assert not [sql for sql in columns if '"orchestration_taskassignment"."reported_partitions"' in sql]
 
     FlowPlan.objects.filter(flow=obj).update(refreshed_at=timezone.now() - timedelta(days=1))
     Source.source_topics = lambda self, timeout: listings.append({"t": 4}) or listings[-1]  # type: ignore[method-assign]
