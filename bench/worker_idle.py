@@ -13,6 +13,10 @@ broker threads, rdk:main, the rest) and of beat, as % of one core. With --py-spy
 Python for S seconds (py-spy 0.4.3, not a project dependency: `.venv/bin/pip install py-spy==0.4.3`) and prints
 the share of active samples per job. Runs after the first at a size restart on the stored positions (the
 positions topic and remote topics stay). Prints figures; asserts nothing. BENCH_CLUSTERS names running clusters.
+While /tmp/mirrorplane-quiet exists (another bench on this machine asks for quiet) no worker runs: a measurement
+waits for it to go, and one it interrupts is started again. py-spy samples without --native: time in librdkafka's
+calls (consume, flush, list_topics) counts as the calling Python frame's own, and the thread split's `other` is
+every Python thread (their OS names are the process's).
 """
 
 from __future__ import annotations
