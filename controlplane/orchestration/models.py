@@ -64,6 +64,9 @@ class FlowPlan(models.Model):
 
     flow = models.OneToOneField("flows.Flow", on_delete=models.CASCADE, related_name="plan")
     partitions = models.JSONField(default=list)
+    partitions_signature = models.CharField(
+        max_length=64, blank=True, default="", help_text="a digest of partitions, written with them"
+    )
     refreshed_at = models.DateTimeField(null=True, blank=True)
     list_failed_at = models.DateTimeField(
         null=True, blank=True, help_text="the last failed listing of the source's topics; retried after the retry delay"

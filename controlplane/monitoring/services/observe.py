@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from controlplane.clusters import browse
 from controlplane.clusters.models import Cluster
-from controlplane.clusters.services import connectivity_check
+from controlplane.clusters.services import listing
 from controlplane.flows.models import Flow
 from controlplane.flows.services import cluster_config, flow_config
 from controlplane.monitoring.models import ClusterObservation, FlowObservation
@@ -44,19 +44,19 @@ def observe_all(now: datetime | None = None) -> int:
 
 
 def observe_cluster(cluster: Cluster, now: datetime) -> ClusterObservation:
-    check = connectivity_check(cluster)
+    check, topics = listing(cluster)  # one metadata request for reachability, hops and heartbeat topics
     values: dict[str, object] = {"at": now, "reachable": check["ok"], "error": check.get("error", "")}
     values["topic_count"] = check.get("topic_count")
     if check["ok"]:
-        values.update(_heartbeats(cluster))
+        values.update(_heartbeats(cluster, topics))
     return _stored(ClusterObservation, values, cluster=cluster)
 
 
-def _heartbeats(cluster: Cluster) -> dict[str, object]:
+def _heartbeats(cluster: Cluster, topics: set[str]) -> dict[str, object]:
     config = cluster_config(cluster)
+    hops = readers.upstream_hops(topics)
     try:
-        hops = readers.upstream_hops(config)
-        newest = {topic: readers.newest_heartbeat(config, topic) for topic in readers.heartbeat_topics(config)}
+        newest = {topic: readers.newest_heartbeat(config, topic) for topic in readers.heartbeat_topics(topics)}
     except (KafkaException, TimeoutError) as exc:
         log.warning("cluster %s: heartbeats not read: %s", cluster.alias, exc)
         return {"error": f"heartbeats not read: {exc}"}

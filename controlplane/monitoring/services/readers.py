@@ -6,6 +6,8 @@ deadline, so an unreachable cluster costs seconds rather than the data plane's l
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from replication.config import ClusterConfig
@@ -13,11 +15,11 @@ from replication.emitters.checkpoints import read_checkpoints
 from replication.kafka.clients import ClientFactory
 from replication.kafka.internaltopics import TopicTail
 from replication.mm2 import mirrorclient, records
-from replication.mm2.mirrorclient import MirrorClient
-from replication.mm2.policy import checkpoints_topic
+from replication.mm2.policy import DefaultReplicationPolicy, checkpoints_topic, is_heartbeats_topic
 from replication.mm2.records import Checkpoint, Heartbeat, LatestCheckpoints, RecordFormatError
 
 READ_TIMEOUT = 10.0
+POLICY = DefaultReplicationPolicy()  # MirrorClient's: a cluster's heartbeat topics are named by the default policy
 
 
 def newest_heartbeat(cluster: ClusterConfig, topic: str, timeout: float = READ_TIMEOUT) -> Heartbeat | None:
@@ -48,14 +50,14 @@ def _heartbeat(key: bytes | None, value: bytes | None) -> Heartbeat | None:
         return None
 
 
-def heartbeat_topics(cluster: ClusterConfig) -> set[str]:
-    return MirrorClient(cluster).heartbeat_topics()
+def heartbeat_topics(topics: Iterable[str]) -> set[str]:
+    """The heartbeat topics among a cluster's topics, read by MirrorClient's (the default) replication policy."""
+    return {t for t in topics if is_heartbeats_topic(POLICY, t)}
 
 
-def upstream_hops(cluster: ClusterConfig) -> dict[str, int]:
-    """Every cluster heartbeats came from, with the fewest hops they took to reach this one."""
-    client = MirrorClient(cluster)
-    return mirrorclient.upstream_hops(client.policy, client.topics())
+def upstream_hops(topics: Iterable[str]) -> dict[str, int]:
+    """Every cluster heartbeats came from, with the fewest hops they took to reach the cluster of these topics."""
+    return mirrorclient.upstream_hops(POLICY, topics)
 
 
 def checkpoints(target: ClusterConfig, source_alias: str, timeout: float = READ_TIMEOUT) -> list[Checkpoint]:

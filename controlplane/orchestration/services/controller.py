@@ -70,17 +70,20 @@ def tick() -> list[int]:
 
 
 def reconcile(flow: Flow, room: capacity.Capacity | None = None) -> list[int]:
-    plan_row, _ = FlowPlan.objects.get_or_create(flow=flow)
+    # The listed partitions (10,000 of them: a 140 KB document) are decoded only to plan, not in every tick.
+    plan_row, _ = FlowPlan.objects.defer("partitions").get_or_create(flow=flow)
     if not flow.enabled or flow.paused:
         flow.assignments.exclude(unplaced_reason="").update(unplaced_reason="")  # not waiting for a slot
     if not flow.enabled:
         return []
-    partitions = _source_partitions(flow, plan_row)
-    signature = _signature(partitions, flow.tasks_max)
+    listed = _source_partitions(flow, plan_row)
+    if listed is not None:
+        _keep_listing(plan_row, listed)
+    signature = _signature(plan_row, flow.tasks_max)
     replan = signature != plan_row.planned_signature or _rebalance_due(plan_row)
     if replan or flow.assignments.count() != flow.tasks_max:  # a row gone, however: plan again
         # Only then: planning a flow of 10,000 partitions decoded and compared them all, every tick.
-        _store(flow, _plan(flow, plan_row, partitions))
+        _store(flow, _plan(flow, plan_row, listed if listed is not None else _listed(plan_row)))
         plan_row.planned_signature = signature
         plan_row.save(update_fields=["planned_signature"])
     if flow.paused:
@@ -111,8 +114,9 @@ def _provisioned(flow: Flow, plan_row: FlowPlan) -> bool:
     return plan_row.provisioned_at is not None
 
 
-def _source_partitions(flow: Flow, plan_row: FlowPlan) -> list[tuple[str, int]]:
-    """Source partitions matching the flow, refreshed at `refresh.topics.interval.seconds` or after an edit.
+def _source_partitions(flow: Flow, plan_row: FlowPlan) -> list[tuple[str, int]] | None:
+    """Source partitions matching the flow, listed at `refresh.topics.interval.seconds` or after an edit; None in a
+    tick that did not list them (not due, or the listing failed): the plan row keeps the last ones.
 
     A source that cannot be listed keeps the last known partitions, with the error on the plan, and is asked again
     only after the retry delay: a cluster that is down must not hold every tick for the listing's timeout.
@@ -132,15 +136,36 @@ def _source_partitions(flow: Flow, plan_row: FlowPlan) -> list[tuple[str, int]]:
             plan_row.last_error, plan_row.list_failed_at = f"listing source topics: {exc}", now
             plan_row.save(update_fields=["last_error", "list_failed_at"])
         else:
-            plan_row.partitions = [[t, p] for t, n in sorted(topics.items()) for p in range(n)]
             plan_row.refreshed_at, plan_row.last_error, plan_row.list_failed_at = now, "", None
-            plan_row.save(update_fields=["partitions", "refreshed_at", "last_error", "list_failed_at"])
+            plan_row.save(update_fields=["refreshed_at", "last_error", "list_failed_at"])
+            return [(t, p) for t, n in sorted(topics.items()) for p in range(n)]
+    return None
+
+
+def _keep_listing(plan_row: FlowPlan, listed: list[tuple[str, int]]) -> None:
+    """Store a listing and its digest when it differs from the stored one: a tick then knows from the digest alone
+    whether the partitions changed, without decoding them."""
+    digest = _digest(listed)
+    if digest != plan_row.partitions_signature:
+        plan_row.partitions, plan_row.partitions_signature = [[t, p] for t, p in listed], digest
+        plan_row.save(update_fields=["partitions", "partitions_signature"])
+
+
+def _listed(plan_row: FlowPlan) -> list[tuple[str, int]]:
+    """The source partitions last listed (a deferred field: read from the database on first use)."""
     return [(str(t), int(p)) for t, p in plan_row.partitions]
 
 
-def _signature(partitions: list[tuple[str, int]], tasks_max: int) -> str:
+def _signature(plan_row: FlowPlan, tasks_max: int) -> str:
     """What a plan depends on besides the stored assignments, which only the controller writes."""
-    return hashlib.blake2b(repr((tasks_max, partitions)).encode(), digest_size=16).hexdigest()
+    if not plan_row.partitions_signature:  # a row listed before the field existed: once
+        plan_row.partitions_signature = _digest(_listed(plan_row))
+        plan_row.save(update_fields=["partitions_signature"])
+    return _digest((tasks_max, plan_row.partitions_signature))
+
+
+def _digest(value: object) -> str:
+    return hashlib.blake2b(repr(value).encode(), digest_size=16).hexdigest()
 
 
 def _rebalance_due(plan_row: FlowPlan) -> bool:
@@ -192,8 +217,9 @@ def _dispatch(flow: Flow, room: capacity.Capacity) -> list[int]:
     from controlplane.orchestration.tasks import run_assignment
 
     now = timezone.now()
-    # A task's status runs to hundreds of KB and its partitions to thousands: the tick needs only whether it has any.
-    rows = flow.assignments.defer("status", "partitions").annotate(
+    # A task's status runs to hundreds of KB and its partitions (desired and reported) to thousands each: the tick
+    # needs only whether it has any.
+    rows = flow.assignments.defer("status", "partitions", "reported_partitions").annotate(
         idle=ExpressionWrapper(Q(partitions=[]), output_field=BooleanField())
     )
     waiting = [

@@ -120,7 +120,9 @@ def _renew_or_stop(
     if not leases.renew(lease, **reporter.assignment_fields(metrics, reported)):
         raise Stop("lease lost")
     reporter.write_partitions(metrics)  # after the renewal: a fenced task writes none
-    current = TaskAssignment.objects.select_related("flow", "worker").get(pk=assignment.pk)
+    # Not the task's own report back (its status and reported list): only what tells it to stop or move on.
+    rows = TaskAssignment.objects.select_related("flow", "worker").defer("status", "reported_partitions")
+    current = rows.get(pk=assignment.pk)
     flow = current.flow
     if not flow.enabled or flow.paused:
         raise Stop("paused")

@@ -23,12 +23,12 @@ def test_a_cluster_deleted_while_it_is_observed_leaves_no_observation_and_no_err
     kept = Cluster.objects.create(alias="us-west", bootstrap_servers="127.0.0.1:1")
     doomed = Cluster.objects.create(alias="backup", bootstrap_servers="127.0.0.1:2")
 
-    def check(cluster: Cluster) -> dict[str, Any]:
+    def check(cluster: Cluster) -> tuple[dict[str, Any], set[str]]:
         if cluster.pk == doomed.pk:
             Cluster.objects.filter(pk=doomed.pk).delete()  # another request deletes it during the read
-        return {"ok": False, "error": "no broker answered"}
+        return {"ok": False, "error": "no broker answered"}, set()
 
-    monkeypatch.setattr(observe, "connectivity_check", check)
+    monkeypatch.setattr(observe, "listing", check)
     assert observe.observe_all(timezone.now()) == 0
     assert list(ClusterObservation.objects.values_list("cluster_id", "reachable")) == [(kept.pk, False)]
 

@@ -9,11 +9,13 @@ from importlib import import_module
 
 import pytest
 from django.apps import apps
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from controlplane.orchestration.api.serializers import FlowStatusSerializer
-from controlplane.orchestration.models import PartitionReport, TaskAssignment
-from controlplane.orchestration.services import leases
+from controlplane.orchestration.models import FlowPlan, PartitionReport, TaskAssignment
+from controlplane.orchestration.services import leases, reports, status
 from controlplane.orchestration.services.reports import Reporter
 from controlplane.orchestration.taskstatus import FlowStatus, TaskReport, TaskTotals, compact, expand
 from replication.metrics.registry import MetricsRegistry, PartitionSnapshot, TaskSnapshot
@@ -134,6 +136,40 @@ def test_a_report_writes_only_the_partitions_that_changed() -> None:
     metrics.set_lag("a->b", "t", 7, 5)
     assert reporter.write_partitions(metrics.snapshot()["flows"]["a->b"]) == 1
     assert PartitionReport.objects.get(flow=obj, partition=7).lag == 5
+
+
+@pytest.mark.django_db
+def test_a_report_of_idle_partitions_compacts_none_of_them_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An idle task of 2,500 partitions reports every 5 s: a partition whose snapshot did not change is neither
+    rebuilt by the registry nor compacted again; one that changed is, and is written."""
+    obj = flow(CLUSTERS, "a", "b", "t")
+    assignment = TaskAssignment.objects.create(flow=obj, task_id=0)
+    metrics = MetricsRegistry()
+    for n in range(300):
+        metrics.set_position("a->b", "t", n, 10)
+        metrics.set_lag("a->b", "t", n, 0)
+    reporter = store_report(assignment, metrics, "a->b")
+    compacted: list[object] = []
+    monkeypatch.setattr(reports, "compact", lambda snapshot: compacted.append(snapshot) or compact(snapshot))
+    assert reporter.write_partitions(metrics.snapshot()["flows"]["a->b"]) == 0
+    assert compacted == []
+    metrics.set_lag("a->b", "t", 7, 5)
+    assert reporter.write_partitions(metrics.snapshot()["flows"]["a->b"]) == 1
+    assert len(compacted) == 1 and PartitionReport.objects.get(flow=obj, partition=7).lag == 5
+
+
+@pytest.mark.django_db
+def test_a_flows_status_reads_no_listed_source_partitions() -> None:
+    """The sampler (5 s), the alerts (10 s) and the observer (15 s) read every flow's status: at 10,000 partitions
+    decoding the controller's listing was most of their database time."""
+    obj = flow(CLUSTERS, "a", "b", "t")
+    FlowPlan.objects.create(flow=obj, partitions=[["t", n] for n in range(100)], last_error="listing: timed out")
+    with CaptureQueriesContext(connection) as queries:
+        many = status.flow_statuses([obj])[obj.pk]
+        one = status.flow_status(obj)
+    assert many.controller_error == one.controller_error == "listing: timed out"
+    columns = [q["sql"].split(" FROM ")[0] for q in queries.captured_queries if q["sql"].startswith("SELECT")]
+    assert not [sql for sql in columns if '"orchestration_flowplan"."partitions"' in sql]
 
 
 @pytest.mark.django_db

@@ -302,3 +302,37 @@ def test_concurrent_batches_from_several_threads_add_up_exactly() -> None:
 
 def test_the_default_registry_is_a_metrics_registry() -> None:
     assert isinstance(REGISTRY, MetricsRegistry)
+
+
+def test_an_idle_partitions_snapshot_is_not_rebuilt_until_it_changes(
+    registry: MetricsRegistry, clock: FakeClock
+) -> None:
+    """An idle task of 2,500 partitions snapshots them all at every lease renewal: an unchanged one is reused, and
+    every change, or a batch's samples leaving the window, shows in the next snapshot."""
+    registry.set_position("f", "orders", 0, 5)
+    first = partition(registry)
+    assert partition(registry) is first
+    registry.set_lag("f", "orders", 0, 0)
+    assert partition(registry) is not first and partition(registry)["replication-record-lag"] == 0
+    idle = partition(registry)
+    registry.set_lag("f", "orders", 0, 0)  # swept again, unchanged
+    registry.set_position("f", "orders", 0, 5)
+    assert partition(registry) is idle
+
+    registry.record_batch("f", "orders", 0, 2, 20, 3.0, 4.0)
+    busy = partition(registry)
+    assert busy["record-count"] == 2 and busy["replication-latency-ms"]["max"] == 3.0  # type: ignore[index]
+    assert partition(registry) is not busy, "a window with samples changes as they age out: not kept"
+    clock.now += 61
+    emptied = partition(registry)
+    assert emptied["replication-latency-ms"]["max"] is None and emptied["record-count"] == 2  # type: ignore[index]
+    assert partition(registry) is emptied
+    for change in (
+        lambda: registry.add_lost_records("f", "orders", 0, 1, "gap"),
+        lambda: registry.add_resume("f", "orders", 0, 1, None),
+        lambda: registry.set_position("f", "orders", 0, 6),
+        lambda: registry.record_batch("f", "orders", 0, 0, 10, 0.0, 0.0),
+    ):
+        before = partition(registry)
+        change()
+        assert partition(registry) is not before and partition(registry) != before
