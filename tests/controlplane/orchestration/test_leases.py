@@ -83,3 +83,35 @@ def test_a_keeper_that_finds_the_task_fenced_says_so(settings: Any) -> None:
         while not kept.lost and time.monotonic() < wait:
             time.sleep(0.05)
     assert kept.lost
+
+
+def test_a_renewal_reads_back_what_steers_the_task_not_its_own_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every renew_every seconds a task of 2,500 partitions wrote its status and reported list; reading both back
+    (hundreds of KB of JSON) cost the idle worker more than the renewal itself."""
+    from types import SimpleNamespace
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from controlplane.orchestration.services import runner
+    from controlplane.orchestration.services.reports import Reporter
+    from replication.metrics.registry import MetricsRegistry
+
+    monkeypatch.setattr(runner, "close_old_connections", lambda: None)  # the test's transaction holds the connection
+    assignment = _assignment()
+    obj = assignment.flow
+    lease = leases.acquire(assignment.pk, Worker.objects.create(name="w1"))
+    assert lease is not None
+    registry = MetricsRegistry()
+    registry.record_batch(obj.name, "t", 0, 1, 10, 5.0, 5.0)
+    registry.set_position(obj.name, "t", 0, 1)
+    task = SimpleNamespace(states={("t", 0): None}, flow=SimpleNamespace(name=obj.name), refresh=lambda: None)
+    reporter = Reporter(obj.pk, assignment.pk, obj.name, 0)
+    with CaptureQueriesContext(connection) as queries:
+        runner._renew_or_stop(assignment, lease, task, registry, reporter, {("t", 0)}, obj.generation)  # type: ignore[arg-type]
+    reads = [q["sql"].split(" FROM ")[0] for q in queries.captured_queries if q["sql"].startswith("SELECT")]
+    assert reads, "the renewal reads the assignment back"
+    assert not [sql for sql in reads if '"orchestration_taskassignment"."status"' in sql], reads
+    assert not [sql for sql in reads if '"orchestration_taskassignment"."reported_partitions"' in sql], reads
+    assignment.refresh_from_db()
+    assert assignment.reported_partitions == [["t", 0]]  # what it wrote is stored all the same
