@@ -90,6 +90,7 @@ class ReplicationTask:
         self.stall_seconds = 10.0  # target not acknowledging for this long is reported as a fault
         self.faults = FaultReporter(flow, task_id, metrics)
         self._stored: dict[TopicPartitionKey, positions.Position] = {}
+        self._stored_fresh = False  # whether _stored was read for the partitions about to be added
         self._next_refresh = self._next_flush = self._next_config_sync = 0.0
         self.listeners = list(listeners)  # told what the task made durable; the task adds its own at start
         self.offset_syncs: OffsetSyncEmitter | None = None
@@ -126,9 +127,11 @@ class ReplicationTask:
         if not self.provisioned:
             ensure_topic(self.target_admin, self.positions_topic, COMPACTED_CONFIG, self.topic_sync.replication_factor)
         self._stored = positions.load(position_reader_config(flow, self.task_id), self.positions_topic)
+        self._stored_fresh = True  # the refresh below starts its partitions on what was just read
         self.resumer = Resumer(flow, self.task_id, self.clients, self.faults, listener.run_acked)
         self.metrics.set_task_state(flow.name, self.task_id, "RUNNING")
         self.refresh()
+        self._stored_fresh = False  # later refreshes read the positions again for what they add
 
     @property
     def states(self) -> dict[TopicPartitionKey, PartitionState]:
@@ -275,6 +278,11 @@ class ReplicationTask:
         one verification of what crashed tasks left at the target after their stored positions."""
         if not keys:
             return []  # most refreshes: no metadata or offset requests for nothing
+        if not self._stored_fresh:
+            # A partition added after the start may have moved here from another task, which stored positions
+            # since this task read them: starting it on the positions of this task's start re-copied it from the
+            # source log start (the demo's tasks.max 3 -> 2 wrote 1,512 records of a partition twice).
+            self._stored = positions.load(position_reader_config(self.flow, self.task_id), self.positions_topic)
         remotes = self._known_at_target({key: self.topic_sync.remote_topic(key[0]) for key in keys})
         keys = list(remotes)
         ends = target_end_offsets(self.target_admin, [(remote, key[1]) for key, remote in remotes.items()])

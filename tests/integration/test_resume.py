@@ -162,3 +162,35 @@ def test_a_position_another_policy_stored_on_the_same_clusters_is_not_taken_for_
         third.close()
     remote = [m.value() for m in consume_to_end(dst, f"us-west.{topic}", 1)]
     assert len(remote) == 250 and remote[-50:] == [m.value() for m in consume_to_end(src, topic, 1)][300:]
+
+
+def test_a_partition_moved_to_a_running_task_starts_at_the_position_its_last_owner_stored(
+    kafka_clusters: dict[str, str],
+) -> None:
+    """The control plane moves partitions between running tasks (tasks.max changed, a rebalance): the new owner adds
+    them at a refresh, long after it read the stored positions at its start. It must start on what the last owner
+    stored since. On the demo, tasks.max 3 -> 2 re-copied a moved partition from the source log start."""
+    src, dst = kafka_clusters["us-west"], kafka_clusters["backup"]
+    topic = unique_topic("moved")
+    create_topic(src, topic, partitions=2)
+    produce_known(src, topic, partitions=2, count=2_000)
+    flow = make_flow(kafka_clusters, "us-west", "backup", topic)
+    remote = f"us-west.{topic}"
+    owned_by = {(topic, 0): 0, (topic, 1): 0}  # both partitions start on task 0
+    tasks = [
+        new_task(flow, task_id=i, owns=lambda t, p, i=i: owned_by.get((t, p)) == i, metrics=MetricsRegistry())
+        for i in (1, 0)  # task 1 reads the (empty) positions first
+    ]
+    one, zero = tasks
+    try:
+        drive(tasks, lambda: sum(end_offsets(dst, remote, range(2)).values()) == 2_000, what="the first copy")
+        zero.close()  # a clean stop: its positions are stored
+        owned_by[(topic, 1)] = 1
+        one.refresh()
+        drive([one], lambda: one.states.get((topic, 1)) is not None and one.states[(topic, 1)].acked_next == 1_000)
+        produce_known(src, topic, partitions=2, count=20, start=2_000)  # and it goes on from there
+        drive([one], lambda: one.states[(topic, 1)].acked_next == 1_010, what="the next records")
+    finally:
+        one.close()
+    got = Counter((msg.key(), msg.value()) for msg in consume_to_end(dst, remote, 2) if msg.partition() == 1)
+    assert sum(got.values()) == 1_010 and len(got) == 1_010, f"{sum(got.values()) - len(got)} duplicates"
