@@ -83,8 +83,10 @@ def reconcile(flow: Flow, room: capacity.Capacity | None = None) -> list[int]:
     replan = signature != plan_row.planned_signature or _rebalance_due(plan_row)
     if replan or flow.assignments.count() != flow.tasks_max:  # a row gone, however: plan again
         # Only then: planning a flow of 10,000 partitions decoded and compared them all, every tick.
-        _store(flow, _plan(flow, plan_row, listed if listed is not None else _listed(plan_row)))
-        plan_row.planned_signature = signature
+        handed_over = _store(flow, _plan(flow, plan_row, listed if listed is not None else _listed(plan_row)))
+        # A partition still held by its last owner's live runner is stored with the plan once that runner let it
+        # go: until then every tick plans again.
+        plan_row.planned_signature = signature if handed_over else ""
         plan_row.save(update_fields=["planned_signature"])
     if flow.paused:
         return []
@@ -199,16 +201,42 @@ def _set_imbalance(plan_row: FlowPlan, since: datetime | None) -> None:
         plan_row.save(update_fields=["imbalance_since"])
 
 
-def _store(flow: Flow, plan: dict[int, list[tuple[str, int]]]) -> None:
-    # Their runners lose the lease and stop; only("pk"): the cascade to their partition reports loads no status.
-    flow.assignments.filter(task_id__gte=flow.tasks_max).only("pk").delete()
+def _store(flow: Flow, plan: dict[int, list[tuple[str, int]]]) -> bool:
+    """Write the plan into the assignments, handing a partition over only once its last owner let it go; True when
+    every partition is where the plan puts it.
+
+    A task that loses partitions (a rebalance, tasks.max lowered) runs them until its next lease renewal sees it.
+    Given to another task at once, a partition had two writers meanwhile, and the new one started on positions its
+    last owner was still moving. So a partition goes to its new task only when no other task with a live lease has
+    it in its desired or reported list; a task beyond tasks.max is emptied first and deleted once its lease is gone.
+    """
+    rows = list(flow.assignments.defer("status"))
+    held: dict[tuple[str, int], int] = {}
+    for row in rows:
+        if leases.holds_live_lease(row):
+            for t, p in [*row.partitions, *row.reported_partitions]:
+                held[(str(t), int(p))] = row.task_id
+    complete = True
+    for row in rows:
+        if row.task_id < flow.tasks_max:
+            continue
+        if not leases.holds_live_lease(row):
+            TaskAssignment.objects.filter(pk=row.pk).only("pk").delete()  # the cascade to its reports loads no status
+            continue
+        complete = False  # its runner stops at its next renewal and lets its lease go
+        if row.partitions:
+            TaskAssignment.objects.filter(pk=row.pk).update(partitions=[])
+    existing = {row.task_id: row for row in rows}
     for task_id, tps in plan.items():
-        wanted = [[t, p] for t, p in sorted(tps)]  # sorted as the runner reports them: ``flow_status`` compares both
-        assignment, created = TaskAssignment.objects.defer("status").get_or_create(
-            flow=flow, task_id=task_id, defaults={"partitions": wanted}
-        )
-        if not created and assignment.partitions != wanted:
-            TaskAssignment.objects.filter(pk=assignment.pk).update(partitions=wanted)
+        free = [tp for tp in tps if held.get(tp, task_id) == task_id]
+        complete = complete and len(free) == len(tps)
+        wanted = [[t, p] for t, p in sorted(free)]  # sorted as the runner reports them: ``flow_status`` compares both
+        row = existing.get(task_id)
+        if row is None:
+            TaskAssignment.objects.create(flow=flow, task_id=task_id, partitions=wanted)
+        elif row.partitions != wanted:
+            TaskAssignment.objects.filter(pk=row.pk).update(partitions=wanted)
+    return complete
 
 
 def _dispatch(flow: Flow, room: capacity.Capacity) -> list[int]:

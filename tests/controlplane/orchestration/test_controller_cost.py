@@ -174,3 +174,59 @@ def test_a_tick_with_an_unchanged_flow_does_not_decode_its_listed_partitions(mon
     assert sorted(p for a in TaskAssignment.objects.filter(flow=obj) for p in a.partitions) == [
         ["t", n] for n in range(4)
     ]
+
+
+@pytest.mark.django_db
+def test_a_moved_partition_reaches_its_new_task_only_after_its_last_owner_let_it_go(monkeypatch: Any) -> None:
+    """tasks.max 1 -> 2 moves a partition from a running task 0 to task 1. Handed over at once, both tasks wrote it
+    until task 0's next renewal (the demo's tasks.max 3 -> 2 duplicated a moved partition's records)."""
+    from controlplane.orchestration.services import leases
+
+    worker = live_worker("w1", slots=4)
+    obj = flow(CLUSTERS, "a", "b", "t", tasks_max=1)
+    FlowPlan.objects.create(flow=obj, provisioned_at=timezone.now())
+    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row: [("t", 0), ("t", 1)])
+    controller.reconcile(obj)
+    zero = TaskAssignment.objects.get(flow=obj, task_id=0)
+    assert zero.partitions == [["t", 0], ["t", 1]]
+    lease = leases.acquire(zero.pk, worker)
+    assert lease is not None and leases.renew(lease, reported_partitions=[["t", 0], ["t", 1]])
+
+    obj.tasks_max = 2
+    obj.save()
+    controller.reconcile(obj)
+    rows = {a.task_id: a.partitions for a in TaskAssignment.objects.filter(flow=obj)}
+    assert rows == {0: [["t", 0]], 1: []}, "task 0 still runs t-1: not yet handed over"
+    controller.reconcile(obj)  # the next tick, task 0 still running it: still not
+    assert TaskAssignment.objects.get(flow=obj, task_id=1).partitions == []
+
+    leases.release(lease, "STOPPED")  # task 0's renewal saw t-1 gone: it stops cleanly (and is dispatched again)
+    controller.reconcile(obj)
+    rows = {a.task_id: a.partitions for a in TaskAssignment.objects.filter(flow=obj)}
+    assert rows == {0: [["t", 0]], 1: [["t", 1]]}
+    assert FlowPlan.objects.get(flow=obj).planned_signature, "handed over: the tick stops planning again"
+
+
+@pytest.mark.django_db
+def test_a_task_beyond_a_lowered_tasks_max_is_emptied_and_deleted_once_its_runner_stopped(monkeypatch: Any) -> None:
+    from controlplane.orchestration.services import leases
+
+    worker = live_worker("w1", slots=4)
+    obj = flow(CLUSTERS, "a", "b", "t", tasks_max=2)
+    FlowPlan.objects.create(flow=obj, provisioned_at=timezone.now())
+    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row: [("t", 0), ("t", 1)])
+    controller.reconcile(obj)
+    one = TaskAssignment.objects.get(flow=obj, task_id=1)
+    assert one.partitions == [["t", 1]]
+    lease = leases.acquire(one.pk, worker)
+    assert lease is not None
+
+    obj.tasks_max = 1
+    obj.save()
+    controller.reconcile(obj)
+    rows = {a.task_id: a.partitions for a in TaskAssignment.objects.filter(flow=obj)}
+    assert rows == {0: [["t", 0]], 1: []}, "task 1's runner still holds t-1"
+    leases.release(lease, "STOPPED")
+    controller.reconcile(obj)
+    rows = {a.task_id: a.partitions for a in TaskAssignment.objects.filter(flow=obj)}
+    assert rows == {0: [["t", 0], ["t", 1]]}
