@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,68 @@ def test_flows_created_through_the_rest_api_replicate_and_pause_resume_loses_not
     wait_until(lambda: _total(dst, remote, 2) >= 2000, timeout=60, what="records produced while paused")
     values = {m.value() for m in consume_to_end(dst, remote, 2)}
     assert values == {record_value(p, seq) for p in range(2) for seq in range(1000)}
+
+
+def test_tasks_max_edits_move_partitions_between_running_tasks_with_no_record_twice(
+    kafka_clusters: dict[str, str],
+    celery_env: dict[str, str],
+    celery_processes: Processes,
+    tmp_path: Path,
+    admin_api: APIClient,
+) -> None:
+    """tasks.max 3 -> 2 -> 1 -> 3 under steady traffic: each edit moves partitions between running tasks. Every
+    record arrives exactly once (the demo's tasks.max 3 -> 2 used to write a moved partition's records twice)."""
+    import threading
+
+    src, dst = kafka_clusters["us-west"], kafka_clusters["backup"]
+    topic = unique_topic("moves")
+    create_topic(src, topic, partitions=6)
+    for alias in ("us-west", "backup"):
+        created = admin_api.post("/api/v1/clusters/", {"alias": alias, "bootstrap_servers": kafka_clusters[alias]})
+        assert created.status_code == 201, created.content
+    body = {
+        "source": "us-west",
+        "target": "backup",
+        "topics": [topic],
+        "tasks_max": 3,
+        "offset_flush_interval_ms": 200,
+        "emit_checkpoints_enabled": False,
+    }
+    created = admin_api.post("/api/v1/flows/", body, format="json")
+    assert created.status_code == 201, created.content
+    flow_id = created.json()["id"]
+    start_celery(celery_env, celery_processes, tmp_path, "w1", "beat", concurrency=6, pool="threads")
+    remote = f"us-west.{topic}"
+
+    def running(count: int) -> bool:
+        tasks = admin_api.get(f"/api/v1/flows/{flow_id}/status/").json()["tasks"]
+        live = [t for t in tasks if t["state"] == "RUNNING"]
+        return len(tasks) == count and len(live) == count
+
+    wait_until(lambda: running(3), timeout=90, what="3 running tasks")
+    stop, produced = threading.Event(), [0]
+
+    def traffic() -> None:  # 60 records per 0.1 s round, 10 per partition, until told to stop
+        while not stop.is_set():
+            produce_known(src, topic, 6, 60, start=produced[0])
+            produced[0] += 60
+            stop.wait(0.1)
+
+    producer = threading.Thread(target=traffic, name="traffic")
+    producer.start()
+    try:
+        for tasks_max in (2, 1, 3):
+            wait_until(lambda: _total(dst, remote, 6) >= produced[0] - 600, timeout=60, what="caught up")
+            edited = admin_api.patch(f"/api/v1/flows/{flow_id}/", {"tasks_max": tasks_max}, format="json")
+            assert edited.status_code == 200, edited.content
+            wait_until(lambda n=tasks_max: running(n), timeout=90, interval=0.5, what=f"{tasks_max} running tasks")
+    finally:
+        stop.set()
+        producer.join(timeout=30)
+    total = produced[0]
+    wait_until(lambda: _total(dst, remote, 6) >= total, timeout=90, what=f"{total} records at the target")
+    got = [(m.partition(), m.value()) for m in consume_to_end(dst, remote, 6)]
+    want = {(p, record_value(p, seq)) for p in range(6) for seq in range(total // 6)}
+    twice = sorted((p, v[:13]) for (p, v), n in Counter(got).items() if n > 1)  # partition, value's head
+    assert not twice, f"{len(got) - len(set(got))} records twice: {twice[:12]}"
+    assert set(got) == want

@@ -69,7 +69,12 @@ def _restarted_after_data_loss(assignment: TaskAssignment) -> bool:
 def _replicate(assignment: TaskAssignment, lease: leases.Lease, stopping: threading.Event, accept_loss: bool) -> str:
     owned = {(str(t), int(p)) for t, p in assignment.partitions}
     generation = assignment.flow.generation
-    TaskAssignment.objects.filter(pk=assignment.pk, epoch=lease.epoch).update(generation=generation)
+    # Reported at once, before the start: the controller hands a partition to another task only when no live task
+    # lists it, and this one runs them from now on (its renewals report what it has assigned).
+    reported = [[t, p] for t, p in sorted(owned)]
+    TaskAssignment.objects.filter(pk=assignment.pk, epoch=lease.epoch).update(
+        generation=generation, reported_partitions=reported
+    )
     registry = MetricsRegistry()
     config = flow_config(assignment.flow)
     if accept_loss:
@@ -135,6 +140,10 @@ def _renew_or_stop(
         raise Stop("reassigned")  # partitions moved away: stop cleanly; the controller dispatches again
     if desired != owned:
         owned.update(desired)
+        # Listed before they are written: the report above was taken without them, and the controller hands a
+        # partition over only when no live task lists it.
+        if not leases.renew(lease, reported_partitions=[[t, p] for t, p in sorted(owned)]):
+            raise Stop("lease lost")
         _kept(lease, task.refresh)
 
 
