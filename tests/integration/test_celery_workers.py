@@ -161,12 +161,14 @@ def test_tasks_max_edits_move_partitions_between_running_tasks_with_no_record_tw
     start_celery(celery_env, celery_processes, tmp_path, "w1", "beat", concurrency=6, pool="threads")
     remote = f"us-west.{topic}"
 
-    def running(count: int) -> bool:
-        tasks = admin_api.get(f"/api/v1/flows/{flow_id}/status/").json()["tasks"]
-        live = [t for t in tasks if t["state"] == "RUNNING"]
-        return len(tasks) == count and len(live) == count
+    def settled(count: int) -> bool:
+        """count tasks, each RUNNING with the partitions it should have, and every partition of the topic placed."""
+        rows = list(TaskAssignment.objects.filter(flow_id=flow_id))
+        placed = {(t, p) for row in rows for t, p in row.partitions if t == topic}
+        in_sync = all(row.state == "RUNNING" and row.reported_partitions == row.partitions for row in rows)
+        return len(rows) == count and in_sync and len(placed) == 6
 
-    wait_until(lambda: running(3), timeout=90, what="3 running tasks")
+    wait_until(lambda: settled(3), timeout=90, what="3 running tasks")
     stop, produced = threading.Event(), [0]
 
     def traffic() -> None:  # 60 records per 0.1 s round, 10 per partition, until told to stop
@@ -179,10 +181,12 @@ def test_tasks_max_edits_move_partitions_between_running_tasks_with_no_record_tw
     producer.start()
     try:
         for tasks_max in (2, 1, 3):
-            wait_until(lambda: _total(dst, remote, 6) >= produced[0] - 600, timeout=60, what="caught up")
+            wait_until(lambda: produced[0] >= 600, timeout=30, what="traffic")
+            mark = produced[0]  # copied since the last move: the tasks run, not only start
+            wait_until(lambda m=mark: _total(dst, remote, 6) >= m, timeout=60, what="caught up")
             edited = admin_api.patch(f"/api/v1/flows/{flow_id}/", {"tasks_max": tasks_max}, format="json")
             assert edited.status_code == 200, edited.content
-            wait_until(lambda n=tasks_max: running(n), timeout=90, interval=0.5, what=f"{tasks_max} running tasks")
+            wait_until(lambda n=tasks_max: settled(n), timeout=90, interval=0.5, what=f"{tasks_max} settled tasks")
     finally:
         stop.set()
         producer.join(timeout=30)
