@@ -13,8 +13,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from controlplane.orchestration.models import FlowPlan, TaskAssignment
-from controlplane.orchestration.services import controller
+from controlplane.flows.models import Flow
+from controlplane.orchestration.models import FlowPlan, TaskAssignment, Worker
+from controlplane.orchestration.services import controller, leases
 from tests.controlplane.orchestration.factories import flow, live_worker
 
 CLUSTERS = {"a": "127.0.0.1:1", "b": "127.0.0.1:2"}
@@ -176,17 +177,21 @@ def test_a_tick_with_an_unchanged_flow_does_not_decode_its_listed_partitions(mon
     ]
 
 
+def _planned_flow(monkeypatch: Any, tasks_max: int) -> tuple[Worker, Flow]:
+    """A live worker, and a provisioned flow of source partitions t-0 and t-1 that one tick has planned."""
+    worker = live_worker("w1", slots=4)
+    obj = flow(CLUSTERS, "a", "b", "t", tasks_max=tasks_max)
+    FlowPlan.objects.create(flow=obj, provisioned_at=timezone.now())
+    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row: [("t", 0), ("t", 1)])
+    controller.reconcile(obj)
+    return worker, obj
+
+
 @pytest.mark.django_db
 def test_a_moved_partition_reaches_its_new_task_only_after_its_last_owner_let_it_go(monkeypatch: Any) -> None:
     """tasks.max 1 -> 2 moves a partition from a running task 0 to task 1. Handed over at once, both tasks wrote it
     until task 0's next renewal (the demo's tasks.max 3 -> 2 duplicated a moved partition's records)."""
-    from controlplane.orchestration.services import leases
-
-    worker = live_worker("w1", slots=4)
-    obj = flow(CLUSTERS, "a", "b", "t", tasks_max=1)
-    FlowPlan.objects.create(flow=obj, provisioned_at=timezone.now())
-    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row: [("t", 0), ("t", 1)])
-    controller.reconcile(obj)
+    worker, obj = _planned_flow(monkeypatch, tasks_max=1)
     zero = TaskAssignment.objects.get(flow=obj, task_id=0)
     assert zero.partitions == [["t", 0], ["t", 1]]
     lease = leases.acquire(zero.pk, worker)
@@ -209,13 +214,7 @@ def test_a_moved_partition_reaches_its_new_task_only_after_its_last_owner_let_it
 
 @pytest.mark.django_db
 def test_a_task_beyond_a_lowered_tasks_max_is_emptied_and_deleted_once_its_runner_stopped(monkeypatch: Any) -> None:
-    from controlplane.orchestration.services import leases
-
-    worker = live_worker("w1", slots=4)
-    obj = flow(CLUSTERS, "a", "b", "t", tasks_max=2)
-    FlowPlan.objects.create(flow=obj, provisioned_at=timezone.now())
-    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row: [("t", 0), ("t", 1)])
-    controller.reconcile(obj)
+    worker, obj = _planned_flow(monkeypatch, tasks_max=2)
     one = TaskAssignment.objects.get(flow=obj, task_id=1)
     assert one.partitions == [["t", 1]]
     lease = leases.acquire(one.pk, worker)
