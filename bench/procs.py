@@ -28,11 +28,29 @@ class Usage:
 
 
 def _stat_fields(pid: int) -> list[str] | None:
+    parsed = _stat(Path(f"/proc/{pid}/stat"))
+    return None if parsed is None else parsed[1]
+
+
+def _stat(path: Path) -> tuple[str, list[str]] | None:
+    """A /proc stat file's comm and the fields after "pid (comm) ", state first; None once the process is gone."""
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
+        text = path.read_text()
     except OSError:
         return None
-    return text[text.rindex(")") + 2 :].split()  # fields after "pid (comm) ", state first
+    return text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :].split()
+
+
+def thread_cpu_seconds(pid: int) -> list[tuple[str, float]]:
+    """(thread name, user + system CPU seconds) of every live thread of pid."""
+    threads = []
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            parsed = _stat(task / "stat")
+            if parsed is not None:
+                name, fields = parsed
+                threads.append((name, (int(fields[11]) + int(fields[12])) / CLOCK_TICKS))
+    return threads
 
 
 def process_tree(root: int) -> set[int]:

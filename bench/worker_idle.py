@@ -25,7 +25,6 @@ import argparse
 import collections
 import contextlib
 import json
-import os
 import shutil
 import sqlite3
 import subprocess
@@ -36,8 +35,9 @@ from pathlib import Path
 
 from bench.clusters import bench_clusters
 from bench.kafkaops import BenchError, admin, wait_for
-from bench.procs import Child, process_tree, tree_cpu_seconds
+from bench.procs import Child, process_tree, thread_cpu_seconds, tree_cpu_seconds
 from bench.scale import PARTITIONS_PER_TOPIC, _create, _produce, _target_total
+from bench.worker_memory import demo_env
 
 REPO = Path(__file__).resolve().parent.parent
 SLOTS = 12  # the demo's (controlplane/demo/management/commands/demo.py), with concurrency SLOTS + 4
@@ -71,18 +71,6 @@ class IdleFigures:
     loadavg: str
     jobs_pct: dict[str, float] = field(default_factory=dict)  # share of active py-spy samples
     py_spy_samples: int = 0
-
-
-def _env(state: Path) -> dict[str, str]:
-    return {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{state / 'db.sqlite3'}",
-        "CELERY_BROKER_URL": "filesystem://localhost/",
-        "MIRRORPLANE_STATE_DIR": str(state),
-        "MIRRORPLANE_WORKER_SLOTS": str(SLOTS),
-        "DJANGO_SETTINGS_MODULE": "controlplane.settings",
-        "PYTHONUNBUFFERED": "1",
-    }
 
 
 SEED = """
@@ -139,25 +127,10 @@ def _thread_cpu(root: int) -> dict[str, float]:
     """CPU seconds so far of every live thread of the tree, summed by thread name group."""
     groups: collections.Counter[str] = collections.Counter()
     for pid in process_tree(root):
-        with contextlib.suppress(OSError):
-            for thread in Path(f"/proc/{pid}/task").iterdir():
-                fields = _thread_stat(pid, thread.name)
-                if fields is None:
-                    continue
-                name, (utime, stime) = fields
-                group = "rdk:broker*" if name.startswith("rdk:broker") else name if name.startswith("rdk:") else "other"
-                groups[group] += (utime + stime) / os.sysconf("SC_CLK_TCK")
+        for name, seconds in thread_cpu_seconds(pid):
+            group = "rdk:broker*" if name.startswith("rdk:broker") else name if name.startswith("rdk:") else "other"
+            groups[group] += seconds
     return dict(groups)
-
-
-def _thread_stat(pid: int, tid: str) -> tuple[str, tuple[int, int]] | None:
-    try:
-        text = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
-    except OSError:
-        return None
-    name = text[text.index("(") + 1 : text.rindex(")")]
-    rest = text[text.rindex(")") + 2 :].split()
-    return name, (int(rest[11]), int(rest[12]))
 
 
 def _py_spy(pid: int, seconds: int, out: Path) -> tuple[int, dict[str, float]]:
@@ -204,7 +177,7 @@ def _measure_once(args: argparse.Namespace, src: str, dst: str, size: int, out: 
     topics = _topics(src, size, args.records_per_partition)
     state = out / f"{size}-{time.strftime('%H%M%S')}"
     state.mkdir(parents=True)
-    env = _env(state)
+    env = demo_env(state, SLOTS)
     subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=repo, env=env, check=True)
     alias = f"wsrc{size}"
     seed = SEED.format(alias=alias, src=src, dst=dst, pattern=f"wi{size}-.*", tasks=args.tasks)

@@ -39,17 +39,22 @@ class WorkerFigures:
     idle_cpu_pct: float
 
 
-def _env(state: Path, flows: int) -> dict[str, str]:
+def demo_env(state: Path, slots: int, **extra: str) -> dict[str, str]:
+    """The demo's embedded defaults (SQLite, the spool transport) in a state directory of their own."""
     return {
         **os.environ,
         "DATABASE_URL": f"sqlite:///{state / 'db.sqlite3'}",
         "CELERY_BROKER_URL": "filesystem://localhost/",
         "MIRRORPLANE_STATE_DIR": str(state),
-        "MIRRORPLANE_WORKER_SLOTS": str(flows),
-        "MIRRORPLANE_CONTROLLER_INTERVAL_SECONDS": "1",
+        "MIRRORPLANE_WORKER_SLOTS": str(slots),
         "DJANGO_SETTINGS_MODULE": "controlplane.settings",
         "PYTHONUNBUFFERED": "1",
+        **extra,
     }
+
+
+def _env(state: Path, flows: int) -> dict[str, str]:
+    return demo_env(state, flows, MIRRORPLANE_CONTROLLER_INTERVAL_SECONDS="1")
 
 
 def _seed(src: str, dst: str, flows: int) -> list[str]:
