@@ -114,7 +114,9 @@ class CheckpointEmitter:
 
     def run_once(self) -> bool:
         """One full round: read the groups' offsets, translate, write what changed; whether it wrote anything."""
-        admin = self._admin or self._start()
+        # `is None`, not `or`: a client with nothing queued has len() 0 and is falsy, and `or` started the emitter
+        # again every round (new clients, the target's whole metadata listed, the checkpoints topic read again).
+        admin = self._start() if self._admin is None else self._admin
         self.offsets = group_offsets(admin, list_groups(admin, self.group_filter), self.topic_filter)
         return self._emit()
 

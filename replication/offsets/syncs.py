@@ -248,7 +248,8 @@ class OffsetSyncEmitter:
 
     def _write(self, syncs: list[tuple[str, int, Sync]]) -> None:
         try:
-            producer = self._producer or self._start()
+            # Not `self._producer or ...`: a producer with an empty queue has len() 0 and is falsy.
+            producer = self._start() if self._producer is None else self._producer
             for topic, partition, (upstream, downstream, epoch_start) in syncs:
                 key, value = OffsetSync(topic, partition, upstream, downstream).to_bytes()
                 headers: list[tuple[str, str | bytes | None]] | None = (

@@ -7,6 +7,7 @@ a timing assertion here would flake. This test asserts what must always hold, an
 
 from __future__ import annotations
 
+import collections
 import random
 import threading
 import time
@@ -14,12 +15,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from confluent_kafka import ConsumerGroupTopicPartitions, Producer, TopicPartition
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 
-from replication.config import FlowConfig
+from replication.config import ClusterConfig, FlowConfig
 from replication.emitters.checkpoints import CheckpointEmitter, read_checkpoints
 from replication.emitters.periodic import CheckpointSchedule, run_periodically
-from replication.kafka.clients import ClientFactory
+from replication.kafka.clients import ClientFactory, ErrorCallback
 from replication.kafka.internaltopics import TopicTail
 from replication.metrics.registry import MetricsRegistry
 from replication.task.replicationtask import ReplicationTask
@@ -50,6 +52,25 @@ def running(flow: FlowConfig) -> Iterator[ReplicationTask]:
         stopping.set()
         for thread in threads:
             thread.join(60)
+
+
+class CountingClients(ClientFactory):
+    """Real clients, counted by kind as they are made."""
+
+    def __init__(self) -> None:
+        self.made: collections.Counter[str] = collections.Counter()
+
+    def admin(self, cluster: ClusterConfig) -> AdminClient:
+        self.made["admin"] += 1
+        return super().admin(cluster)
+
+    def producer(self, cluster: ClusterConfig, error_cb: ErrorCallback | None = None) -> Producer:
+        self.made["producer"] += 1
+        return super().producer(cluster, error_cb)
+
+    def consumer(self, cluster: ClusterConfig, purpose: str) -> Consumer:
+        self.made["consumer"] += 1
+        return super().consumer(cluster, purpose)
 
 
 class CheckpointWatcher:
@@ -126,7 +147,8 @@ def test_checkpoints_never_go_backwards_unless_the_group_was_reset_backwards(kaf
     prefix = unique_topic("mono-grp")
     scoped = flow.replace(groups=(f"{prefix}-.*",))
     place_groups(src, prefix, topic, {0: [300]})
-    emitter = CheckpointEmitter(scoped)
+    clients = CountingClients()
+    emitter = CheckpointEmitter(scoped, clients)
     try:
         assert emitter.run_once()
         assert not emitter.run_once()  # nothing changed: nothing written
@@ -134,6 +156,9 @@ def test_checkpoints_never_go_backwards_unless_the_group_was_reset_backwards(kaf
         assert emitter.run_once()
     finally:
         emitter.close()
+    # Its clients were made at the first round only: an idle admin client is falsy (len() 0), and `admin or
+    # start()` started the emitter again every round, listing the target's whole metadata each time.
+    assert clients.made == {"admin": 2, "consumer": 2, "producer": 1}  # consumers: the checkpoints and the syncs
     again = CheckpointEmitter(scoped)  # a restarted emitter remembers the last checkpoints
     try:
         assert not again.run_once()

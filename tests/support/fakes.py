@@ -66,10 +66,18 @@ class FakeProducer:
         self.flushed += 1
         return 0
 
+    def __len__(self) -> int:
+        """Messages queued: like a real producer's, 0 (falsy) once delivered."""
+        return 0
+
 
 class FakeAdmin:
     def __init__(self) -> None:
         self.created: list[str] = []
+
+    def __len__(self) -> int:
+        """Requests queued: like a real admin client's, 0 (falsy) when none is outstanding."""
+        return 0
 
     def list_topics(self, timeout: float = 0) -> Any:
         return SimpleNamespace(brokers={1: None}, topics={})
@@ -90,9 +98,11 @@ class FakeClients:
     def __init__(self) -> None:
         self.producers: dict[str, FakeProducer] = {}
         self.admins: dict[str, FakeAdmin] = {}
+        self.producers_made = 0  # how often a producer was asked for
 
     def producer(self, cluster: ClusterConfig, error_cb: Any = None) -> FakeProducer:
         """One producer per cluster, so tests read everything it wrote; asking again rebuilds a broken one."""
+        self.producers_made += 1
         producer = self.producers.setdefault(cluster.alias, FakeProducer())
         producer.broken, producer.error_cb = False, error_cb
         return producer

@@ -67,6 +67,20 @@ def test_a_contiguous_stream_needs_one_sync_and_one_frontier_per_commit() -> Non
     ]
 
 
+def test_the_producer_and_topic_are_made_once_however_often_the_queue_drains() -> None:
+    """A real producer with nothing queued is falsy (len() 0): `producer or start()` made a new producer and listed
+    the cluster's metadata at every write after the queue drained."""
+    clients = FakeClients()
+    emitter = OffsetSyncEmitter(_flow(), clients=clients)  # type: ignore[arg-type]
+    state = _state(100)
+    for first in range(100, 400, 100):
+        _ack(emitter, state, list(range(first, first + 100)), first - 100)
+        emitter.committed()
+    assert len(syncs_of(clients.producers["us-west"])) >= 3  # each commit wrote
+    assert clients.producers_made == 1
+    assert clients.admins["us-west"].created == [offset_syncs_topic(_flow())]
+
+
 def test_a_gap_adds_one_sync_at_the_first_record_after_it() -> None:
     clients = FakeClients()
     emitter = OffsetSyncEmitter(_flow(), clients=clients)  # type: ignore[arg-type]
