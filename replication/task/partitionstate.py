@@ -31,6 +31,7 @@ class PartitionState:
     last_downstream: int = -1  # downstream offset of the last acknowledged record (-1: none in this task instance)
     fetched_next: int = -1  # next offset the consumer will return, as of the last run built (-1: none yet)
     downstream_start: int = -1  # target end offset when the task took the partition (-1: not known)
+    lag: int = -1  # records behind the source end offset, as last given to the metrics (-1: not yet)
 
     def run_acked(self, next_offset: int, downstream: int) -> None:
         self.inflight -= 1
