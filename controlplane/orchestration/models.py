@@ -103,4 +103,6 @@ class PartitionReport(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["flow", "topic", "partition"], name="unique_partition_report_per_flow")
         ]
+        # Each flow's highest lags, read by the lag sampler every tick without looking at the other reports.
+        indexes = [models.Index(fields=["flow", "-lag", "topic", "partition"], name="partition_report_top_lag")]
         ordering = ["flow_id", "topic", "partition"]
