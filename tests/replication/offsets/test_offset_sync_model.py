@@ -177,7 +177,7 @@ def test_every_covered_position_translates_to_the_newest_copy_of_the_next_replic
     for seed in range(300):
         sim = _scenario(seed, exactly_once, handler, sweeps)
         producer = sim.clients.producers.get("a")
-        store = store_of(producer) if producer else None
+        store = store_of(producer) if producer is not None else None
         for p in range(sim.size + 1):
             got = store.translate("t", 0, p) if store else None
             assert got == sim.truth(p), f"seed {seed}: position {p}: got {got}, truth {sim.truth(p)}"
