@@ -29,11 +29,18 @@ class Reporter:
         # as the same object, so it is known unchanged without compacting it (2,500 per task, every renewal).
         self._sources: dict[tuple[str, int], PartitionSnapshot] = {}
         self._fields: dict[str, Any] = {}
+        # The flow snapshot last reported and last written: the registry hands out an idle flow's again as the same
+        # object, and then neither the status (totals over every partition) nor any partition row is looked at.
+        self._reported_from: FlowSnapshot | None = None
+        self._written_from: FlowSnapshot | None = None
 
     def assignment_fields(self, metrics: FlowSnapshot, reported_partitions: list[list[str | int]]) -> dict[str, Any]:
         """What changed on the assignment since the last call: ``status`` (the task's report) and the partitions it
         reports replicating; {} when neither did (the lease renewal then writes nothing else)."""
-        fields = {"status": self._summary(metrics), "reported_partitions": reported_partitions}
+        fields: dict[str, Any] = {"reported_partitions": reported_partitions}
+        if metrics is not self._reported_from:
+            fields["status"] = self._summary(metrics)
+            self._reported_from = metrics
         changed = {name: value for name, value in fields.items() if self._fields.get(name) != value}
         self._fields.update(changed)
         return changed
@@ -52,6 +59,8 @@ class Reporter:
 
     def write_partitions(self, metrics: FlowSnapshot) -> int:
         """Upsert the partitions whose snapshot changed since the last write; returns how many rows were written."""
+        if metrics is self._written_from:
+            return 0
         now = timezone.now()
         changed, seen = [], []
         for snapshot in metrics["partitions"].values():
@@ -84,6 +93,7 @@ class Reporter:
         for key, values, _ in changed:
             self._written[key] = values
         self._sources.update(seen)
+        self._written_from = metrics
         return len(rows)
 
     def forget_others(self, owned: set[tuple[str, int]]) -> None:

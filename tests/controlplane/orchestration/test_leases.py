@@ -102,7 +102,8 @@ def test_a_renewal_reads_back_what_steers_the_task_not_its_own_report(monkeypatc
     obj = assignment.flow
     lease = leases.acquire(assignment.pk, Worker.objects.create(name="w1"))
     assert lease is not None
-    registry = MetricsRegistry()
+    now = [0.0]
+    registry = MetricsRegistry(clock=lambda: now[0])
     registry.record_batch(obj.name, "t", 0, 1, 10, 5.0, 5.0)
     registry.set_position(obj.name, "t", 0, 1)
     task = SimpleNamespace(states={("t", 0): None}, flow=SimpleNamespace(name=obj.name), refresh=lambda: None)
@@ -115,3 +116,15 @@ def test_a_renewal_reads_back_what_steers_the_task_not_its_own_report(monkeypatc
     assert not [sql for sql in reads if '"orchestration_taskassignment"."reported_partitions"' in sql], reads
     assignment.refresh_from_db()
     assert assignment.reported_partitions == [["t", 0]]  # what it wrote is stored all the same
+
+    # Idle since: the registry hands out the same flow snapshot, and the next renewal neither totals it up nor
+    # looks at its partitions; it renews the lease and reads the assignment back, nothing more.
+    now[0] += 61  # the batch's samples leave the window
+    runner._renew_or_stop(assignment, lease, task, registry, reporter, {("t", 0)}, obj.generation)  # type: ignore[arg-type]
+    idle = registry.snapshot()["flows"][obj.name]
+    with CaptureQueriesContext(connection) as queries:
+        runner._renew_or_stop(assignment, lease, task, registry, reporter, {("t", 0)}, obj.generation)  # type: ignore[arg-type]
+    assert registry.snapshot()["flows"][obj.name] is idle
+    writes = [q["sql"] for q in queries.captured_queries if not q["sql"].startswith("SELECT")]
+    assert not [sql for sql in writes if "orchestration_partitionreport" in sql], writes
+    assert not [sql for sql in writes if '"status"' in sql], writes

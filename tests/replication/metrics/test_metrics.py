@@ -304,6 +304,45 @@ def test_the_default_registry_is_a_metrics_registry() -> None:
     assert isinstance(REGISTRY, MetricsRegistry)
 
 
+def test_an_idle_flows_snapshot_is_handed_out_again_until_anything_of_it_changes(
+    registry: MetricsRegistry, clock: FakeClock
+) -> None:
+    """A lease renewal reports the flow's snapshot every 5 s: an idle flow's is the same object until a writer
+    touches it, so the reporter skips its 2,500 partitions; a flow with samples in a window is rebuilt each time."""
+
+    def flow() -> object:
+        return registry.snapshot()["flows"]["f"]
+
+    registry.set_task_state("f", 0, "RUNNING")
+    registry.set_position("f", "orders", 0, 5)
+    registry.set_position("f", "orders", 1, 7)
+    idle = flow()
+    assert flow() is idle
+    for change in (
+        lambda: registry.set_lag("f", "orders", 1, 3),
+        lambda: registry.set_task_state("f", 0, "RUNNING", "boom"),
+        lambda: registry.report_fault("f", 0, "broker down"),
+        lambda: registry.set_warning("f", 0, "no topic matches"),
+        lambda: registry.clear_fault("f", 0),
+        lambda: registry.add_lost_records("f", "orders", 0, 1, "gap"),
+        lambda: registry.add_resume("f", "orders", 0, 1, None),
+        lambda: registry.set_position("f", "orders", 2, 0),  # a new partition
+    ):
+        before = flow()
+        change()
+        after = flow()
+        assert after is not before
+        assert flow() is after  # idle again: kept
+
+    registry.record_batch("f", "orders", 0, 2, 20, 3.0, 4.0)
+    busy = flow()
+    assert flow() is not busy, "a window with samples changes as they age out: not kept"
+    clock.now += 61
+    emptied = flow()
+    assert emptied["partitions"]["orders-0"]["replication-latency-ms"]["max"] is None  # type: ignore[index]
+    assert flow() is emptied
+
+
 def test_an_idle_partitions_snapshot_is_not_rebuilt_until_it_changes(
     registry: MetricsRegistry, clock: FakeClock
 ) -> None:
