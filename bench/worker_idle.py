@@ -3,20 +3,20 @@
     python -m bench.worker_idle [--partitions-list 10000] [--runs 2] [--window 60] [--py-spy 40] [--repo PATH]
 
 For each size: topics `wi<N>-NNNN` of 10 partitions on the bench source cluster, created and preloaded with
---records-per-partition records when missing (and kept, so later runs reuse them); a fresh state directory with
-the demo's embedded defaults (SQLite, the spool transport, the threads pool with 12 slots and concurrency 16, the
+--records-per-partition records when missing (and kept, so later runs reuse them); a fresh state directory with the
+demo's embedded defaults (SQLite, the spool transport, the threads pool with 12 slots and concurrency 16, the
 controller's 2 s tick); one flow `wsrc<N>` -> `wdst` of every such topic at the flow defaults but tasks.max
-(--tasks); one worker and beat of the tree --repo (default this checkout), so another commit's tree is measured
-with the same bench. Once every task is RUNNING and the target holds every source record, it waits --settle
-seconds, then reads over --window seconds the CPU of the worker's process tree (split by thread name: librdkafka's
-broker threads, rdk:main, the rest) and of beat, as % of one core. With --py-spy S it then samples the worker's
-Python for S seconds (py-spy 0.4.3, not a project dependency: `.venv/bin/pip install py-spy==0.4.3`) and prints
-the share of active samples per job. Runs after the first at a size restart on the stored positions (the
-positions topic and remote topics stay). Prints figures; asserts nothing. BENCH_CLUSTERS names running clusters.
-While /tmp/mirrorplane-quiet exists (another bench on this machine asks for quiet) no worker runs: a measurement
-waits for it to go, and one it interrupts is started again. py-spy samples without --native: time in librdkafka's
-calls (consume, flush, list_topics) counts as the calling Python frame's own, and the thread split's `other` is
-every Python thread (their OS names are the process's).
+(--tasks) and its consumer overrides (--consumer-overrides); one worker and beat of the tree --repo (default this
+checkout), so another commit's tree is measured with the same bench. Once every task is RUNNING and the target holds
+every source record, it waits --settle seconds, then reads over --window seconds the CPU of the worker's process
+tree (split by thread name: librdkafka's broker threads, rdk:main, the rest) and of beat, as % of one core. With
+--py-spy S it then samples the worker's Python for S seconds (py-spy 0.4.3, not a project dependency: `.venv/bin/pip
+install py-spy==0.4.3`) and prints the share of active samples per job. Runs after the first at a size restart on
+the stored positions (the positions topic and remote topics stay). Prints figures; asserts nothing. BENCH_CLUSTERS
+names running clusters. While /tmp/mirrorplane-quiet exists (another bench on this machine asks for quiet) no worker
+runs: a measurement waits for it to go, and one it interrupts is started again. py-spy samples without --native:
+time in librdkafka's calls (consume, flush, list_topics) counts as the calling Python frame's own, and the thread
+split's `other` is every Python thread (their OS names are the process's).
 """
 
 from __future__ import annotations
@@ -78,7 +78,9 @@ from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 source = Cluster.objects.create(alias={alias!r}, bootstrap_servers={src!r})
 target = Cluster.objects.create(alias="wdst", bootstrap_servers={dst!r})
-Flow.objects.create(source=source, target=target, topics=[{pattern!r}], tasks_max={tasks})
+Flow.objects.create(
+    source=source, target=target, topics=[{pattern!r}], tasks_max={tasks}, consumer_overrides={overrides!r}
+)
 """
 
 
@@ -180,7 +182,8 @@ def _measure_once(args: argparse.Namespace, src: str, dst: str, size: int, out: 
     env = demo_env(state, SLOTS)
     subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=repo, env=env, check=True)
     alias = f"wsrc{size}"
-    seed = SEED.format(alias=alias, src=src, dst=dst, pattern=f"wi{size}-.*", tasks=args.tasks)
+    overrides = json.loads(args.consumer_overrides)
+    seed = SEED.format(alias=alias, src=src, dst=dst, pattern=f"wi{size}-.*", tasks=args.tasks, overrides=overrides)
     subprocess.run([sys.executable, "manage.py", "shell", "-c", seed], cwd=repo, env=env, check=True)
     celery = [sys.executable, "-m", "celery", "-A", "controlplane"]
     pool = ["--pool", "threads", "--concurrency", str(SLOTS + 4)]
@@ -233,6 +236,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--settle", type=float, default=30.0, help="seconds after catch-up before the window")
     parser.add_argument("--window", type=float, default=60.0, help="seconds of the CPU window")
     parser.add_argument("--py-spy", type=int, default=0, metavar="SECONDS", help="then sample with py-spy")
+    parser.add_argument(
+        "--consumer-overrides",
+        default="{}",
+        help="the flow's consumer overrides, JSON, e.g. '{\"fetch.wait.max.ms\": 5000}'",
+    )
     parser.add_argument("--repo", default=str(REPO), help="the tree whose worker and beat run (default: this one)")
     parser.add_argument("--keep-clusters", action="store_true")
     parser.add_argument("--split", metavar="PY_SPY_TXT", help="only print the job split of a saved py-spy file")
