@@ -110,24 +110,33 @@ class _Watermarks:
         return 0, 100
 
 
-def test_a_store_between_sweeps_looks_only_at_partitions_consumed_from_until_they_are_acknowledged() -> None:
+def _sweeping(
+    metrics: MetricsRegistry, partitions: int
+) -> tuple[PositionCommitter, _Producer, _Watermarks, list[float], list[PartitionState]]:
+    """An at-least-once committer of `partitions` partitions of `orders`, on a clock the test moves (now[0])."""
     config = flow()
-    metrics = MetricsRegistry()
     producer, consumer, now = _Producer(), _Watermarks(), [0.0]
     committer = PositionCommitter(
         config,
         0,
         metrics,
-        producer,
-        consumer,
+        producer,  # type: ignore[arg-type]
+        consumer,  # type: ignore[arg-type]
         FaultReporter(config, 0, metrics),
         "positions",
-        TaskListeners([]),  # type: ignore[arg-type]
+        TaskListeners([]),
     )
     committer.clock = lambda: now[0]
-    states = [PartitionState("orders", p, "src.orders", acked_next=0, stored_next=0) for p in range(1000)]
+    states = [PartitionState("orders", p, "src.orders", acked_next=0, stored_next=0) for p in range(partitions)]
     for state in states:
         committer.track(state)
+    return committer, producer, consumer, now, states
+
+
+def test_a_store_between_sweeps_looks_only_at_partitions_consumed_from_until_they_are_acknowledged() -> None:
+    config = flow()
+    metrics = MetricsRegistry()
+    committer, producer, consumer, now, states = _sweeping(metrics, 1000)
     committer.store_positions()  # the first store sweeps every partition
     assert len(consumer.looked_up) == 1000
     assert metrics.snapshot()["flows"][config.name]["partitions"]["orders-999"]["replication-record-lag"] == 100
@@ -174,21 +183,7 @@ def test_a_sweep_gives_the_metrics_only_the_lags_that_changed() -> None:
     lookups) each, every 5 s, in the control plane's worker."""
     config = flow()
     metrics = _CountingRegistry()
-    producer, consumer, now = _Producer(), _Watermarks(), [0.0]
-    committer = PositionCommitter(
-        config,
-        0,
-        metrics,
-        producer,
-        consumer,
-        FaultReporter(config, 0, metrics),
-        "positions",
-        TaskListeners([]),  # type: ignore[arg-type]
-    )
-    committer.clock = lambda: now[0]
-    states = [PartitionState("orders", p, "src.orders", acked_next=0, stored_next=0) for p in range(100)]
-    for state in states:
-        committer.track(state)
+    committer, _, consumer, now, states = _sweeping(metrics, 100)
     committer.store_positions()
     assert len(metrics.lags_set) == 100  # the first sweep gives every lag
 
