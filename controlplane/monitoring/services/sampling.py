@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from itertools import pairwise
 
 from django.conf import settings
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from controlplane.flows.models import Flow
@@ -14,6 +16,8 @@ from controlplane.monitoring.models import FlowSample
 from controlplane.monitoring.services.health import FlowTotals, health, totals
 from controlplane.orchestration.services.status import flow_status, flow_statuses
 from controlplane.orchestration.taskstatus import FlowStatus
+
+log = logging.getLogger(__name__)
 
 # The live rate's window. Tasks report their record counts every few seconds, so a counter read at any moment is
 # a staircase; over a minute of samples one step of error is under a tenth of the rate.
@@ -28,11 +32,18 @@ def sample_flows(now: datetime | None = None) -> int:
     flows = list(Flow.objects.select_related("source", "target"))
     statuses = flow_statuses(flows)
     recent = _recent_samples([f.pk for f in flows], now)
+    taken = 0
     for flow in flows:
-        sample_flow(flow, now, statuses[flow.pk], recent.get(flow.pk, []))
+        try:
+            with transaction.atomic():
+                sample_flow(flow, now, statuses[flow.pk], recent.get(flow.pk, []))
+        except IntegrityError:  # deleted since it was listed (a REST client may delete flows at any moment)
+            log.info("flow %s was deleted while it was sampled; its sample is dropped", flow.pk)
+            continue
+        taken += 1
     cutoff = now - timedelta(hours=settings.MIRRORPLANE_SAMPLE_RETENTION_HOURS)
     FlowSample.objects.filter(at__lt=cutoff).delete()
-    return len(flows)
+    return taken
 
 
 def sample_flow(

@@ -49,3 +49,28 @@ def test_a_flow_deleted_while_its_checkpoints_are_read_leaves_no_observation_and
     observation = observe.observe_flow(flow, timezone.now())
     assert observation.pk is None
     assert FlowObservation.objects.count() == 0
+
+
+def test_a_flow_deleted_while_the_sampler_reads_the_statuses_gets_no_sample_and_no_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The live fuzz test's demo logged a foreign-key error from the flow sampler on Postgres: a flow deleted
+    between the sampler's listing and its insert."""
+    from controlplane.monitoring.models import FlowSample
+    from controlplane.monitoring.services import sampling
+
+    source = Cluster.objects.create(alias="us-west", bootstrap_servers="127.0.0.1:1")
+    target = Cluster.objects.create(alias="us-east", bootstrap_servers="127.0.0.1:2")
+    backup = Cluster.objects.create(alias="backup", bootstrap_servers="127.0.0.1:3")
+    kept = Flow.objects.create(source=source, target=target, topics=["orders"])
+    doomed = Flow.objects.create(source=source, target=backup, topics=["payments"])
+    statuses = sampling.flow_statuses
+
+    def statuses_then_delete(flows: list[Flow]) -> Any:
+        found = statuses(flows)
+        Flow.objects.filter(pk=doomed.pk).delete()  # another request deletes it meanwhile
+        return found
+
+    monkeypatch.setattr(sampling, "flow_statuses", statuses_then_delete)
+    assert sampling.sample_flows(timezone.now()) == 1
+    assert list(FlowSample.objects.values_list("flow_id", flat=True)) == [kept.pk]
