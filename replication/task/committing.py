@@ -202,8 +202,8 @@ class PositionCommitter:
         for state in self.sweep.pick(self.clock(), self.states.values):
             key = (state.topic, state.partition)
             state.hw = self.consumer.get_watermark_offsets(TopicPartition(*key), cached=True)[1]
-            lag = max(state.hw - state.acked_next, 0) if state.hw >= 0 else -1
-            if lag != state.lag:  # the sweep sees every idle partition: an unchanged lag costs no registry call
+            lag = max(state.hw - state.acked_next, 0)
+            if state.hw >= 0 and lag != state.lag:  # an unchanged lag (every idle partition) costs no registry call
                 self.metrics.set_lag(self.flow.name, key[0], key[1], lag)
                 state.lag = lag
             if state.acked_next != state.stored_next:
