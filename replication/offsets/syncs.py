@@ -85,6 +85,9 @@ class PartitionSyncs:
     last_downstream: int = -1
     provisional: dict[int, int] = field(default_factory=dict)  # syncs written past the last copy
     frontier_written: float = 0.0  # clock time the frontier was last written
+    # The source end offset that a sweep found the partition's position at (-1: not there). Its position cannot pass
+    # the end offset, so until the end offset moves (the task's sweep reads it) a sweep has nothing to look at.
+    settled_hw: int = -1
 
     def copy(self) -> PartitionSyncs:
         return PartitionSyncs(
@@ -94,6 +97,7 @@ class PartitionSyncs:
             self.last_downstream,
             dict(self.provisional),
             self.frontier_written,
+            self.settled_hw,
         )
 
     def stretch(self, upstream: int, downstream: int, count: int) -> list[Sync]:
@@ -221,18 +225,36 @@ class OffsetSyncEmitter:
     # -- internals -----------------------------------------------------------------------------------
     def _frontiers(self) -> None:
         now = self.clock()
-        keys = self.sweep.pick(now, self.partitions.keys)
+        keys = self.sweep.pick(now, lambda: self._unsettled(now))
         looked_at = {key: self.partitions[key] for key in keys if key in self.partitions}
         next_positions = self._next_positions(looked_at)
         # Until it is idle at a commit, a partition's position may still pass markers the runs do not show.
         self.sweep.moved = {key for key, syncs in looked_at.items() if syncs.state.acknowledging}
         for key, syncs in looked_at.items():
-            frontier = syncs.frontier(next_positions.get(key, syncs.state.acked_next), self.marker)
+            state = syncs.state
+            next_upstream = next_positions.get(key, state.acked_next)
+            settled = state.hw >= 0 and next_upstream >= state.hw and not state.acknowledging
+            syncs.settled_hw = state.hw if settled else -1
+            frontier = syncs.frontier(next_upstream, self.marker)
             if not frontier and now - syncs.frontier_written >= self.rewrite_after:
                 frontier = [(u, d, False) for u, d in sorted(syncs.provisional.items())]  # before retention ends
             if frontier:
                 syncs.frontier_written = now
                 self.pending.extend((key[0], key[1], sync) for sync in frontier)
+
+    def _unsettled(self, now: float) -> list[tuple[str, int]]:
+        """What a sweep looks at: every partition but those settled at an unchanged source end offset, whose frontier
+        is not due for its rewrite. At 2,500 idle partitions per task, asking each one's position and frontier every
+        sweep was the largest part of an idle control plane worker's Python (bench/README.md, session 19)."""
+        moved, due = self.sweep.moved, now - self.rewrite_after
+        return [
+            key
+            for key, syncs in self.partitions.items()
+            if syncs.settled_hw < 0
+            or syncs.settled_hw != syncs.state.hw
+            or key in moved
+            or (syncs.provisional and syncs.frontier_written <= due)
+        ]
 
     def _next_positions(self, partitions: dict[tuple[str, int], PartitionSyncs]) -> dict[tuple[str, int], int]:
         """Where each partition's replication stands: past the markers too, once nothing is in flight."""

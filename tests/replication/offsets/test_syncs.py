@@ -250,3 +250,39 @@ def test_between_sweeps_a_commit_asks_positions_only_of_partitions_acknowledged_
     now[0] = emitter.sweep.interval
     emitter.committed()
     assert asked[-1] == list(range(500))
+
+
+def test_a_sweep_skips_partitions_settled_at_an_unchanged_end_offset_until_it_moves() -> None:
+    clients, now, asked = FakeClients(), [0.0], []
+    at = {p: 10 for p in range(500)}  # each partition's consumer position: caught up at its end offset
+
+    def positions(tps: list[TopicPartition]) -> list[TopicPartition]:
+        asked.append(sorted(tp.partition for tp in tps))
+        return [TopicPartition(tp.topic, tp.partition, at[tp.partition]) for tp in tps]
+
+    emitter = OffsetSyncEmitter(_flow(), positions, clients=clients, clock=lambda: now[0])  # type: ignore[arg-type]
+    states = [PartitionState("orders", p, "us-west.orders", acked_next=0, stored_next=0, hw=10) for p in range(500)]
+    for p, state in enumerate(states):
+        _ack(emitter, state, list(range(10)), 10 * p)
+    emitter.committed()
+    assert asked == [list(range(500))]
+
+    now[0] += emitter.sweep.interval
+    emitter.committed()
+    assert len(asked) == 1  # every position is at its end offset, which has not moved: nothing to ask
+
+    states[7].hw = 12  # a source commit marker (and one aborted record) after offset 9, not yet passed
+    now[0] += emitter.sweep.interval
+    emitter.committed()
+    assert asked[-1] == [7]
+    written = len(clients.producers["us-west"].records)
+
+    at[7] = 12  # the consumer steps over them after that sweep: the next one still looks
+    now[0] += emitter.sweep.interval
+    emitter.committed()
+    assert asked[-1] == [7]
+    assert syncs_of(clients.producers["us-west"])[written:] == [("orders", 7, 12, 80, False)]
+
+    now[0] += emitter.sweep.interval
+    emitter.committed()
+    assert len(asked) == 3  # settled again at the new end offset
