@@ -31,6 +31,7 @@ class Periodic(Protocol):
 
 class StopFlag(Protocol):
     def is_set(self) -> bool: ...
+    def wait(self, timeout: float | None = None) -> bool: ...
 
 
 def side_emitters(flow: FlowConfig) -> list[Periodic]:
@@ -57,7 +58,9 @@ def run_periodically(
                 if now >= due[i]:
                     _run(emitter, name)
                     due[i] = clock() + emitter.interval
-            time.sleep(max(0.0, min(min(due, default=now + 1.0) - clock(), 0.1)))
+            # Until the next one is due: woken at once by a stop (an idle 10 Hz poll here was part of an idle
+            # worker's CPU, bench/README.md session 19).
+            stopping.wait(max(0.0, min(due, default=now + 1.0) - clock()))
     finally:
         for emitter in emitters:
             _close(emitter, name)
@@ -119,6 +122,12 @@ class SideEmitters:
 
     def is_set(self) -> bool:
         return self._stop.is_set() or self._outer.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Sleeps until `stop()` or the timeout: the task's own stop flag is read at each wake-up (its runner calls
+        `stop()` as it ends)."""
+        self._stop.wait(timeout)
+        return self.is_set()
 
     def start(self) -> SideEmitters:
         if self.emitters:
