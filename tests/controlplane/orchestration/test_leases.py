@@ -128,3 +128,40 @@ def test_a_renewal_reads_back_what_steers_the_task_not_its_own_report(monkeypatc
     writes = [q["sql"] for q in queries.captured_queries if not q["sql"].startswith("SELECT")]
     assert not [sql for sql in writes if "orchestration_partitionreport" in sql], writes
     assert not [sql for sql in writes if '"status"' in sql], writes
+
+
+def test_a_renewal_decodes_the_desired_partitions_only_when_the_controller_changed_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from types import SimpleNamespace
+
+    from controlplane.orchestration.services import runner
+    from controlplane.orchestration.services.reports import Reporter
+    from replication.metrics.registry import MetricsRegistry
+
+    monkeypatch.setattr(runner, "close_old_connections", lambda: None)  # the test's transaction holds the connection
+    assignment = _assignment()
+    obj = assignment.flow
+    lease = leases.acquire(assignment.pk, Worker.objects.create(name="w1"))
+    assert lease is not None
+    registry = MetricsRegistry()
+    registry.set_position(obj.name, "t", 0, 1)
+    refreshed: list[int] = []
+    states = {("t", 0): None}
+    task = SimpleNamespace(states=states, flow=SimpleNamespace(name=obj.name), refresh=lambda: refreshed.append(1))
+    reporter, owned, seen = Reporter(obj.pk, assignment.pk, obj.name, 0), {("t", 0)}, runner.DesiredPartitions()
+
+    def renew() -> None:
+        runner._renew_or_stop(assignment, lease, task, registry, reporter, owned, obj.generation, seen)  # type: ignore[arg-type]
+
+    renew()
+    first = seen.partitions
+    renew()
+    assert seen.partitions is first and not refreshed  # the same stored text: not decoded again
+    TaskAssignment.objects.filter(pk=assignment.pk).update(partitions=[["t", 0], ["t", 1]])  # the controller adds one
+    renew()
+    assert owned == {("t", 0), ("t", 1)} and refreshed == [1] and seen.partitions is not first
+    states[("t", 1)] = None  # the refresh assigned it: the next report lists it
+    renew()
+    assignment.refresh_from_db()
+    assert assignment.reported_partitions == [["t", 0], ["t", 1]]
