@@ -40,10 +40,12 @@ class DesiredPartitions:
         self.partitions: set[tuple[str, int]] = set()
         self._reported: list[list[str | int]] = []
 
-    def read(self, text: str) -> set[tuple[str, int]]:
-        if text != self.text:
-            self.partitions = {(str(t), int(p)) for t, p in json.loads(text)}
-            self.text = text
+    def read(self, text: str) -> set[tuple[str, int]] | None:
+        """The desired partitions, or None when the stored text is the one read last (and checked then)."""
+        if text == self.text:
+            return None
+        self.partitions = {(str(t), int(p)) for t, p in json.loads(text)}
+        self.text = text
         return self.partitions
 
     def reported(self, task: ReplicationTask) -> list[list[str | int]]:
@@ -164,6 +166,8 @@ def _renew_or_stop(
     if current.worker is not None and current.worker.stopping:
         raise Stop("worker stopping")
     desired = seen.read(current.partitions_text)
+    if desired is None:
+        return  # as at the last renewal, which compared them (owned changes only here)
     if not desired >= owned:
         raise Stop("reassigned")  # partitions moved away: stop cleanly; the controller dispatches again
     if desired != owned:
