@@ -135,12 +135,15 @@ def _thread_cpu(root: int) -> dict[str, float]:
     return dict(groups)
 
 
-def _py_spy(pid: int, seconds: int, out: Path) -> tuple[int, dict[str, float]]:
-    """Active samples of the worker's Python over `seconds`, and their share per job of JOBS."""
+def _py_spy(pid: int, seconds: int, out: Path, gil: bool = False) -> tuple[int, dict[str, float]]:
+    """Active samples of the worker's Python over `seconds` (with `gil`, only the thread holding the GIL: a thread
+    woken and waiting for it counts as active otherwise), and their share per job of JOBS."""
     py_spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
     if not Path(py_spy).is_file():
         raise BenchError("py-spy is not installed: .venv/bin/pip install py-spy==0.4.3")
     argv = [py_spy, "record", "--pid", str(pid), "--rate", "50", "--duration", str(seconds), "--format", "raw"]
+    if gil:
+        argv.append("--gil")
     subprocess.run([*argv, "--nonblocking", "--output", str(out)], check=True, capture_output=True)
     return jobs_split(out)
 
@@ -219,7 +222,7 @@ def _measure_once(args: argparse.Namespace, src: str, dst: str, size: int, out: 
         )
         if args.py_spy:
             _idle(0)
-            figures.py_spy_samples, figures.jobs_pct = _py_spy(worker.pid, args.py_spy, state / "py-spy.txt")
+            figures.py_spy_samples, figures.jobs_pct = _py_spy(worker.pid, args.py_spy, state / "py-spy.txt", args.gil)
         return figures
     finally:
         worker.stop(120)
@@ -236,6 +239,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--settle", type=float, default=30.0, help="seconds after catch-up before the window")
     parser.add_argument("--window", type=float, default=60.0, help="seconds of the CPU window")
     parser.add_argument("--py-spy", type=int, default=0, metavar="SECONDS", help="then sample with py-spy")
+    parser.add_argument("--gil", action="store_true", help="py-spy samples only the thread holding the GIL")
     parser.add_argument(
         "--consumer-overrides",
         default="{}",
