@@ -57,8 +57,8 @@ class PositionCommitter:
         # A store looks at the partitions consumed from since their position was last stored, and at all of them
         # once per sweep: an idle partition's position cannot move.
         self.sweep: Sweep[PartitionState] = Sweep()
-        # Each partition's TopicPartition, made once: a sweep asks every partition's cached end offset with it (a
-        # third of the sweep's cost was making them again).
+        # Each partition's TopicPartition, made once: a sweep asks every partition's cached end offset with it, and
+        # made them again each time (2,500 per task every 5 s at 10,000 partitions).
         self._sources: dict[PartitionState, TopicPartition] = {}
         self.clock: Callable[[], float] = time.monotonic
 
