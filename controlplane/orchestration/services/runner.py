@@ -150,7 +150,8 @@ def _renew_or_stop(
     seen: DesiredPartitions | None = None,
 ) -> None:
     close_old_connections()
-    seen = seen or DesiredPartitions()
+    if seen is None:
+        seen = DesiredPartitions()
     metrics = registry.snapshot()["flows"][task.flow.name]  # the task's own registry: its flow from the start
     if not leases.renew(lease, **reporter.assignment_fields(metrics, seen.reported(task))):
         raise Stop("lease lost")
