@@ -147,11 +147,9 @@ def _renew_or_stop(
     reporter: Reporter,
     owned: set[tuple[str, int]],
     generation: int,
-    seen: DesiredPartitions | None = None,
+    seen: DesiredPartitions,
 ) -> None:
     close_old_connections()
-    if seen is None:
-        seen = DesiredPartitions()
     metrics = registry.snapshot()["flows"][task.flow.name]  # the task's own registry: its flow from the start
     if not leases.renew(lease, **reporter.assignment_fields(metrics, seen.reported(task))):
         raise Stop("lease lost")

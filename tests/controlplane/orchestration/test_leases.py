@@ -107,9 +107,9 @@ def test_a_renewal_reads_back_what_steers_the_task_not_its_own_report(monkeypatc
     registry.record_batch(obj.name, "t", 0, 1, 10, 5.0, 5.0)
     registry.set_position(obj.name, "t", 0, 1)
     task = SimpleNamespace(states={("t", 0): None}, flow=SimpleNamespace(name=obj.name), refresh=lambda: None)
-    reporter = Reporter(obj.pk, assignment.pk, obj.name, 0)
+    reporter, seen = Reporter(obj.pk, assignment.pk, obj.name, 0), runner.DesiredPartitions()
     with CaptureQueriesContext(connection) as queries:
-        runner._renew_or_stop(assignment, lease, task, registry, reporter, {("t", 0)}, obj.generation)  # type: ignore[arg-type]
+        runner._renew_or_stop(assignment, lease, task, registry, reporter, {("t", 0)}, obj.generation, seen)  # type: ignore[arg-type]
     reads = [q["sql"].split(" FROM ")[0] for q in queries.captured_queries if q["sql"].startswith("SELECT")]
     assert reads, "the renewal reads the assignment back"
     assert not [sql for sql in reads if '"orchestration_taskassignment"."status"' in sql], reads
@@ -120,10 +120,10 @@ def test_a_renewal_reads_back_what_steers_the_task_not_its_own_report(monkeypatc
     # Idle since: the registry hands out the same flow snapshot, and the next renewal neither totals it up nor
     # looks at its partitions; it renews the lease and reads the assignment back, nothing more.
     now[0] += 61  # the batch's samples leave the window
-    runner._renew_or_stop(assignment, lease, task, registry, reporter, {("t", 0)}, obj.generation)  # type: ignore[arg-type]
+    runner._renew_or_stop(assignment, lease, task, registry, reporter, {("t", 0)}, obj.generation, seen)  # type: ignore[arg-type]
     idle = registry.snapshot()["flows"][obj.name]
     with CaptureQueriesContext(connection) as queries:
-        runner._renew_or_stop(assignment, lease, task, registry, reporter, {("t", 0)}, obj.generation)  # type: ignore[arg-type]
+        runner._renew_or_stop(assignment, lease, task, registry, reporter, {("t", 0)}, obj.generation, seen)  # type: ignore[arg-type]
     assert registry.snapshot()["flows"][obj.name] is idle
     writes = [q["sql"] for q in queries.captured_queries if not q["sql"].startswith("SELECT")]
     assert not [sql for sql in writes if "orchestration_partitionreport" in sql], writes
