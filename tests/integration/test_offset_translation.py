@@ -23,7 +23,7 @@ from replication.mm2.mirrorclient import MirrorClient
 from replication.offsets.syncstore import OffsetSyncReader
 from replication.offsets.translation import SYNC, OffsetTranslator
 from tests.support.kafka import create_topic, end_offsets, unique_topic
-from tests.support.replication import make_flow, produce_known
+from tests.support.replication import drive, make_flow, new_task, produce_known
 from tests.support.translation import (
     Copy,
     assert_exact,
@@ -163,6 +163,53 @@ def test_groups_inside_aborted_and_committed_transactions_translate_exactly(
     # A commit marker, an aborted record, the first record after an abort, the marker after an abort, the tip.
     positions = {0: [40, 41, 66, 67, 68, 69, 72, 73, 105, end - 1, end]}
     check_groups(flow, topic, positions, records)
+
+
+def test_an_abort_after_a_partition_settled_is_swept_and_its_new_end_translates_exactly(
+    kafka_clusters: dict[str, str],
+) -> None:
+    """The offset-sync sweep skips a partition settled at an unchanged source end offset. An aborted transaction
+    appended while the task idles moves that end offset, and the position over records the task never sees: the
+    next sweep must look at the partition again and write the frontier at the new end, while the task runs on."""
+    src, dst = kafka_clusters["us-east"], kafka_clusters["backup"]
+    topic = unique_topic("settled")
+    create_topic(src, topic, partitions=1)
+    produce_transactions(src, topic, [(10, True)])
+    flow = make_flow(kafka_clusters, "us-east", "backup", topic, exactly_once=True)
+    remote = flow.policy().format_remote_topic(flow.source.alias, topic)
+    task = new_task(flow)
+    reader = OffsetSyncReader(flow)
+    try:
+        emitter = task.offset_syncs
+        assert emitter is not None
+
+        def settled_at(end: int) -> Callable[[], bool]:
+            def done() -> bool:
+                syncs = emitter.partitions.get((topic, 0))
+                return syncs is not None and syncs.settled_hw == end
+
+            return done
+
+        first_end = end_offsets(src, topic, [0])[0]
+        assert first_end == 11  # ten records and the commit marker
+        drive([task], settled_at(first_end), 60, "the partition settled at the source end offset")
+        produce_transactions(src, topic, [(5, False)])
+        end = end_offsets(src, topic, [0])[0]
+        assert end == first_end + 6  # five aborted records and the abort marker, none of them delivered
+
+        def synced_at_end() -> bool:
+            reader.update(5)
+            return reader.store.translate(topic, 0, end) is not None
+
+        drive([task], synced_at_end, 60, "an offset sync at the new source end offset")
+        assert emitter.partitions[(topic, 0)].settled_hw == end  # settled again, at the new end
+        target_end = end_offsets(dst, remote, [0])[0]
+        assert target_end == 11  # the ten copies and their commit marker; nothing of the abort
+        assert reader.store.translate(topic, 0, end) == target_end
+        assert reader.store.translate(topic, 0, first_end) == target_end
+    finally:
+        reader.close()
+        task.close()
 
 
 def test_groups_on_a_compacted_topic_with_gaps_translate_exactly(kafka_clusters: dict[str, str]) -> None:
