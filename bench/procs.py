@@ -41,15 +41,15 @@ def _stat(path: Path) -> tuple[str, list[str]] | None:
     return text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :].split()
 
 
-def thread_cpu_seconds(pid: int) -> list[tuple[str, float]]:
-    """(thread name, user + system CPU seconds) of every live thread of pid."""
+def thread_cpu_seconds(pid: int) -> list[tuple[int, str, float]]:
+    """(thread id, thread name, user + system CPU seconds) of every live thread of pid."""
     threads = []
     with contextlib.suppress(OSError):
         for task in Path(f"/proc/{pid}/task").iterdir():
             parsed = _stat(task / "stat")
             if parsed is not None:
                 name, fields = parsed
-                threads.append((name, (int(fields[11]) + int(fields[12])) / CLOCK_TICKS))
+                threads.append((int(task.name), name, (int(fields[11]) + int(fields[12])) / CLOCK_TICKS))
     return threads
 
 

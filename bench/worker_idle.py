@@ -9,14 +9,15 @@ controller's 2 s tick); one flow `wsrc<N>` -> `wdst` of every such topic at the 
 (--tasks) and its consumer overrides (--consumer-overrides); one worker and beat of the tree --repo (default this
 checkout), so another commit's tree is measured with the same bench. Once every task is RUNNING and the target holds
 every source record, it waits --settle seconds, then reads over --window seconds the CPU of the worker's process
-tree (split by thread name: librdkafka's broker threads, rdk:main, the rest) and of beat, as % of one core. With
---py-spy S it then samples the worker's Python for S seconds (py-spy 0.4.3, not a project dependency: `.venv/bin/pip
-install py-spy==0.4.3`) and prints the share of active samples per job. Runs after the first at a size restart on
-the stored positions (the positions topic and remote topics stay). Prints figures; asserts nothing. BENCH_CLUSTERS
-names running clusters. While /tmp/mirrorplane-quiet exists (another bench on this machine asks for quiet) no worker
-runs: a measurement waits for it to go, and one it interrupts is started again. py-spy samples without --native:
-time in librdkafka's calls (consume, flush, list_topics) counts as the calling Python frame's own, and the thread
-split's `other` is every Python thread (their OS names are the process's).
+tree (split by thread name: librdkafka's broker threads, rdk:main, the rest; and the eight busiest broker threads
+one by one, each a client's connection to a broker, the tasks' consumers the four busiest) and of beat, as % of one
+core. With --py-spy S it then samples the worker's Python for S seconds (py-spy 0.4.3, not a project dependency:
+`.venv/bin/pip install py-spy==0.4.3`) and prints the share of active samples per job. Runs after the first at a
+size restart on the stored positions (the positions topic and remote topics stay). Prints figures; asserts nothing.
+BENCH_CLUSTERS names running clusters. While /tmp/mirrorplane-quiet exists (another bench on this machine asks for
+quiet) no worker runs: a measurement waits for it to go, and one it interrupts is started again. py-spy samples
+without --native: time in librdkafka's calls (consume, flush, list_topics) counts as the calling Python frame's own,
+and the thread split's `other` is every Python thread (their OS names are the process's).
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ class IdleFigures:
     worker_cpu_pct: float
     beat_cpu_pct: float
     threads_pct: dict[str, float]  # the worker tree's CPU by thread name group, % of one core
+    busiest_broker_threads_pct: list[float]  # the eight busiest librdkafka broker threads, each % of one core
     loadavg: str
     jobs_pct: dict[str, float] = field(default_factory=dict)  # share of active py-spy samples
     py_spy_samples: int = 0
@@ -125,14 +127,26 @@ def _running(db: Path, tasks: int) -> bool:
     return False
 
 
-def _thread_cpu(root: int) -> dict[str, float]:
-    """CPU seconds so far of every live thread of the tree, summed by thread name group."""
+def _thread_cpu(root: int) -> dict[int, tuple[str, float]]:
+    """CPU seconds so far of every live thread of the tree, by thread id: (name, seconds)."""
+    return {tid: (name, seconds) for pid in process_tree(root) for tid, name, seconds in thread_cpu_seconds(pid)}
+
+
+def _thread_split(
+    before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]], seconds: float
+) -> tuple[dict[str, float], list[float]]:
+    """The window's CPU, % of one core, by thread name group; and each librdkafka broker thread's, busiest first.
+    Each broker thread is one client's connection to one broker: at 2,500 partitions per task, the four busiest
+    are the tasks' consumers (their fetch rounds)."""
     groups: collections.Counter[str] = collections.Counter()
-    for pid in process_tree(root):
-        for name, seconds in thread_cpu_seconds(pid):
-            group = "rdk:broker*" if name.startswith("rdk:broker") else name if name.startswith("rdk:") else "other"
-            groups[group] += seconds
-    return dict(groups)
+    brokers = []
+    for tid, (name, spent) in after.items():
+        pct = 100 * (spent - before.get(tid, (name, 0.0))[1]) / seconds
+        group = "rdk:broker*" if name.startswith("rdk:broker") else name if name.startswith("rdk:") else "other"
+        groups[group] += pct
+        if group == "rdk:broker*":
+            brokers.append(round(pct, 2))
+    return {name: round(pct, 1) for name, pct in sorted(groups.items())}, sorted(brokers, reverse=True)[:8]
 
 
 def _py_spy(pid: int, seconds: int, out: Path, gil: bool = False) -> tuple[int, dict[str, float]]:
@@ -207,10 +221,7 @@ def _measure_once(args: argparse.Namespace, src: str, dst: str, size: int, out: 
         cpu_before, beat_before, started = tree_cpu_seconds(worker.pid), tree_cpu_seconds(beat.pid), time.monotonic()
         _idle(args.window)  # the measured window
         seconds = time.monotonic() - started
-        threads = {
-            name: round(100 * (spent - threads_before.get(name, 0.0)) / seconds, 1)
-            for name, spent in sorted(_thread_cpu(worker.pid).items())
-        }
+        threads, busiest = _thread_split(threads_before, _thread_cpu(worker.pid), seconds)
         figures = IdleFigures(
             partitions=size,
             tasks=args.tasks,
@@ -218,6 +229,7 @@ def _measure_once(args: argparse.Namespace, src: str, dst: str, size: int, out: 
             worker_cpu_pct=round(100 * (tree_cpu_seconds(worker.pid) - cpu_before) / seconds, 1),
             beat_cpu_pct=round(100 * (tree_cpu_seconds(beat.pid) - beat_before) / seconds, 1),
             threads_pct=threads,
+            busiest_broker_threads_pct=busiest,
             loadavg=f"{load} (before) / {Path('/proc/loadavg').read_text().strip()} (after)",
         )
         if args.py_spy:
@@ -264,6 +276,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{'partitions':>10} {'worker %':>8} {'beat %':>6}  threads %")
     for f in figures:
         print(f"{f.partitions:>10} {f.worker_cpu_pct:>8} {f.beat_cpu_pct:>6}  {f.threads_pct}  load {f.loadavg}")
+        print(f"{'':>10} busiest librdkafka broker threads, % each: {f.busiest_broker_threads_pct}")
         if f.jobs_pct:
             print(f"{'':>10} py-spy, {f.py_spy_samples} active samples: {f.jobs_pct}")
 
