@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 from pytest_django.live_server_helper import LiveServer
 
 from controlplane.clusters.models import Cluster
@@ -82,6 +82,57 @@ def test_the_failover_list_filters_by_state_and_search(page: Page, live_server: 
     shoot(page, "list-search-failovers")
     page.select_option("#failovers-state", "completed")
     expect(page.locator("#failovers tbody td.muted")).to_have_text("No completed failover matches “backup”.")
+
+
+# Counts JSON bodies the page has read. The page's code that awaited a body runs in the same microtask checkpoint as
+# this count, so once a wait sees the count, the page has shown (or dropped) that answer.
+COUNT_BODIES = """
+const json = Response.prototype.json;
+window.bodiesRead = 0;
+Response.prototype.json = function () {
+  const body = json.call(this);
+  body.then(() => { window.bodiesRead += 1; });
+  return body;
+};
+"""
+
+
+def test_an_older_answer_arriving_last_does_not_replace_the_newer_query(page: Page, live_server: LiveServer) -> None:
+    """Answers can arrive out of order: here the answer for "completed" is held until the list has shown the newer
+    query's (every state). The list must keep the newer one (before the fix it showed only the completed failover)."""
+    west, east, backup = (
+        Cluster.objects.create(alias=a, bootstrap_servers=CLUSTERS[a]) for a in CLUSTERS if a != "eu-west"
+    )
+    ids = [
+        Failover.objects.create(mode="planned", source=s, target=t, groups=[g], status=state).pk
+        for s, t, g, state in (
+            (west, east, "billing", "completed"),
+            (east, backup, "shipping", "active"),
+            (west, backup, "refunds", "aborted"),
+        )
+    ]
+    everything = [f"#{pk}" for pk in reversed(ids)]
+    make_user("viewer-order", "viewer")
+    log_in(page, live_server.url, "viewer-order")
+    page.add_init_script(COUNT_BODIES)
+    page.goto(f"{live_server.url}/failover/")
+    links = page.locator("#failovers tbody tr td:first-child")
+    expect(links).to_have_text(everything)
+
+    held: list[Route] = []
+    page.route(lambda url: "/api/v1/failovers/?" in url and "state=completed" in url, lambda route: held.append(route))
+    page.select_option("#failovers-state", "completed")
+    for _ in range(100):  # route handlers run while Playwright waits: up to 10 s for the request
+        if held:
+            break
+        page.wait_for_timeout(100)
+    assert held, "the page sent no request for completed failovers"
+    page.select_option("#failovers-state", "")
+    expect(links).to_have_text(everything)
+    read = page.evaluate("window.bodiesRead")
+    held[0].continue_()
+    page.wait_for_function("(read) => window.bodiesRead > read", arg=read)  # a function: the page's CSP forbids eval
+    expect(links).to_have_text(everything)
 
 
 def snapshot(lag: int) -> list[object]:

@@ -25,12 +25,18 @@ function row(cluster, node) {
   );
 }
 
+// Answers can arrive out of order (a search typed while a filter's request is in flight): a load shows its answer only
+// if no later load began meanwhile.
+let generation = 0;
+
 async function load() {
+  const mine = ++generation;
   const box = document.getElementById("clusters");
   try {
     const q = new URLSearchParams({ limit: PAGE, offset: query.offset });
     if (query.search) q.set("search", query.search);
     const [page, dashboard] = await Promise.all([get(`/api/v1/clusters/?${q}`), get("/api/v1/dashboard/")]);
+    if (mine !== generation) return;
     const clusters = page.results;
     const last = query.offset + clusters.length;
     document.getElementById("clusters-range").textContent = page.count
@@ -60,6 +66,7 @@ async function load() {
       ),
     );
   } catch (error) {
+    if (mine !== generation) return;
     clear(box, alert("error", error.message));
   }
 }

@@ -27,13 +27,19 @@ function emptyText() {
   return query.state ? `No ${query.state} failover.` : "No failovers yet.";
 }
 
+// Answers can arrive out of order (a search typed while a filter's request is in flight): a load shows its answer only
+// if no later load began meanwhile.
+let generation = 0;
+
 async function load() {
+  const mine = ++generation;
   const box = document.getElementById("failovers");
   try {
     const q = new URLSearchParams({ limit: PAGE, offset: query.offset });
     if (query.search) q.set("search", query.search);
     if (query.state) q.set("state", query.state);
     const page = await get(`/api/v1/failovers/?${q}`);
+    if (mine !== generation) return;
     const last = query.offset + page.results.length;
     document.getElementById("failovers-range").textContent = page.count
       ? `${number(query.offset + 1)}–${number(last)} of ${number(page.count)}`
@@ -47,6 +53,7 @@ async function load() {
       }),
     );
   } catch (error) {
+    if (mine !== generation) return;
     clear(box, alert("error", error.message));
   }
 }

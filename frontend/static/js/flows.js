@@ -20,7 +20,12 @@ function row(flow, edge) {
   );
 }
 
+// Answers can arrive out of order (a search typed while a filter's request is in flight): a load shows its answer only
+// if no later load began meanwhile.
+let generation = 0;
+
 async function load() {
+  const mine = ++generation;
   const box = document.getElementById("flows");
   try {
     const q = new URLSearchParams({ limit: PAGE, offset: query.offset });
@@ -30,6 +35,7 @@ async function load() {
     const live = flows.length
       ? await get(`/api/v1/dashboard/edges/?flows=${flows.map((f) => f.id).join(",")}`)
       : { edges: [] };
+    if (mine !== generation) return;
     const last = query.offset + flows.length;
     document.getElementById("flows-range").textContent = page.count
       ? `${number(query.offset + 1)}–${number(last)} of ${number(page.count)}`
@@ -55,6 +61,7 @@ async function load() {
       ),
     );
   } catch (error) {
+    if (mine !== generation) return;
     clear(box, alert("error", error.message));
   }
 }
