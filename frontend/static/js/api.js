@@ -35,6 +35,17 @@ export async function api(method, url, body = undefined, { text = false } = {}) 
 }
 
 export const get = (url) => api("GET", url);
+
+// Answers can arrive out of order (a search typed while an earlier query's request is in flight). A page makes one
+// `latest()` per list it fills; each load calls it and gets `current()`, which stays true until a later load begins,
+// so an older answer that arrives last is dropped instead of replacing the newer one.
+export function latest() {
+  let generation = 0;
+  return () => {
+    const mine = ++generation;
+    return () => mine === generation;
+  };
+}
 export const post = (url, body) => api("POST", url, body === undefined ? {} : body);
 
 // A poll loop that survives errors. `tick` returns the delay in ms before the next tick, or null to stop. A tick

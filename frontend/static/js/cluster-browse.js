@@ -2,7 +2,7 @@
 // searchable and paged by the API (GET /api/v1/clusters/<id>/browse/...), and a topic's or a group's detail. The
 // location's hash says what is shown (#topics, #groups, #remote-topics, #topic/<name>, #group/<id>), so the back
 // button and links work. A read that fails shows the cluster's error, never an empty table.
-import { get } from "./api.js";
+import { get, latest } from "./api.js";
 import { alert, badge, clear, el, number, table } from "./dom.js";
 
 const root = document.getElementById("browser");
@@ -18,7 +18,7 @@ const TABS = {
   },
 };
 const state = { tab: "topics", offset: 0, search: { topics: "", groups: "", "remote-topics": "" } };
-let generation = 0; // a slow answer for a view the user has left is dropped
+const begin = latest(); // a slow answer for a view the user has left is dropped
 
 const box = (id) => document.getElementById(id);
 
@@ -127,7 +127,7 @@ function upstreamLine(upstream) {
 const RENDER = { topics: topicsTable, groups: groupsTable, "remote-topics": remoteTable };
 
 async function loadList() {
-  const mine = ++generation;
+  const current = begin();
   const { tab, offset } = state;
   const search = state.search[tab];
   const spec = TABS[tab];
@@ -136,7 +136,7 @@ async function loadList() {
     const q = new URLSearchParams({ limit: PAGE, offset });
     if (search) q.set("search", search);
     const page = await get(`${base}/${spec.path}?${q}`);
-    if (mine !== generation) return;
+    if (!current()) return;
     const last = offset + page.results.length;
     box("browse-range").textContent = page.count
       ? `${number(offset + 1)}–${number(last)} of ${number(page.count)}`
@@ -147,7 +147,7 @@ async function loadList() {
     const empty = search ? `No ${spec.noun} matches “${search}”.` : spec.none;
     clear(list, RENDER[tab](page, empty));
   } catch (error) {
-    if (mine !== generation) return;
+    if (!current()) return;
     box("browse-range").textContent = "";
     clear(box("upstream"));
     clear(list, alert("error", error.message));
@@ -283,7 +283,7 @@ function groupDetail(g) {
 }
 
 async function loadDetail(kind, name) {
-  const mine = ++generation;
+  const current = begin();
   const detail = box("detail");
   const back = kind === "topic" ? "topics" : "groups";
   box("detail-back").href = `#${state.tab === "remote-topics" && kind === "topic" ? "remote-topics" : back}`;
@@ -291,10 +291,10 @@ async function loadDetail(kind, name) {
   clear(detail, el("div", { class: "empty" }, "Loading…"));
   try {
     const found = await get(`${base}/${kind}s/${encodeURIComponent(name)}/`);
-    if (mine !== generation) return;
+    if (!current()) return;
     clear(detail, kind === "topic" ? topicDetail(found) : groupDetail(found));
   } catch (error) {
-    if (mine !== generation) return;
+    if (!current()) return;
     clear(detail, alert("error", error.message));
   }
 }

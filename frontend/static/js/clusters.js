@@ -1,6 +1,6 @@
 // /clusters/: the clusters a page at a time, searchable (alias or bootstrap servers, filtered by the API), with
 // their reachability as last observed, and a link to browse their topics and groups.
-import { get } from "./api.js";
+import { get, latest } from "./api.js";
 import { alert, badge, clear, el, number, table } from "./dom.js";
 
 const PAGE = 100;
@@ -25,18 +25,16 @@ function row(cluster, node) {
   );
 }
 
-// Answers can arrive out of order (a search typed while a filter's request is in flight): a load shows its answer only
-// if no later load began meanwhile.
-let generation = 0;
+const begin = latest(); // a load shows its answer only if no later load began meanwhile
 
 async function load() {
-  const mine = ++generation;
+  const current = begin();
   const box = document.getElementById("clusters");
   try {
     const q = new URLSearchParams({ limit: PAGE, offset: query.offset });
     if (query.search) q.set("search", query.search);
     const [page, dashboard] = await Promise.all([get(`/api/v1/clusters/?${q}`), get("/api/v1/dashboard/")]);
-    if (mine !== generation) return;
+    if (!current()) return;
     const clusters = page.results;
     const last = query.offset + clusters.length;
     document.getElementById("clusters-range").textContent = page.count
@@ -66,7 +64,7 @@ async function load() {
       ),
     );
   } catch (error) {
-    if (mine !== generation) return;
+    if (!current()) return;
     clear(box, alert("error", error.message));
   }
 }

@@ -1,6 +1,6 @@
 // /failover/: failovers so far, a page at a time, searchable and filtered by state (by the API), and step 1 of the
 // wizard (the plan) for operators.
-import { get } from "./api.js";
+import { get, latest } from "./api.js";
 import { submit } from "./forms.js";
 import { alert, badge, clear, el, number, table, when } from "./dom.js";
 import { groupPicker } from "./group-picker.js";
@@ -27,19 +27,17 @@ function emptyText() {
   return query.state ? `No ${query.state} failover.` : "No failovers yet.";
 }
 
-// Answers can arrive out of order (a search typed while a filter's request is in flight): a load shows its answer only
-// if no later load began meanwhile.
-let generation = 0;
+const begin = latest(); // a load shows its answer only if no later load began meanwhile
 
 async function load() {
-  const mine = ++generation;
+  const current = begin();
   const box = document.getElementById("failovers");
   try {
     const q = new URLSearchParams({ limit: PAGE, offset: query.offset });
     if (query.search) q.set("search", query.search);
     if (query.state) q.set("state", query.state);
     const page = await get(`/api/v1/failovers/?${q}`);
-    if (mine !== generation) return;
+    if (!current()) return;
     const last = query.offset + page.results.length;
     document.getElementById("failovers-range").textContent = page.count
       ? `${number(query.offset + 1)}–${number(last)} of ${number(page.count)}`
@@ -53,7 +51,7 @@ async function load() {
       }),
     );
   } catch (error) {
-    if (mine !== generation) return;
+    if (!current()) return;
     clear(box, alert("error", error.message));
   }
 }

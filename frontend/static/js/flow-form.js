@@ -1,5 +1,5 @@
 // /flows/new/ and /flows/<id>/edit/: the flow form, with a live preview of the topics it would replicate.
-import { api, ApiError } from "./api.js";
+import { api, ApiError, latest } from "./api.js";
 import { collect, fill, showErrors, submit } from "./forms.js";
 import { alert, banner, clear, el, table } from "./dom.js";
 import { progress, runJob } from "./jobs.js";
@@ -15,7 +15,7 @@ const PREVIEW_FIELDS = [
   "replication_policy_separator",
 ];
 let timer = null;
-let sequence = 0;
+const begin = latest(); // a newer edit's preview replaces an older one's
 
 function topicRow(row) {
   return el(
@@ -60,7 +60,7 @@ function renderPreview(answer) {
 }
 
 async function refresh() {
-  const mine = ++sequence;
+  const current = begin();
   const values = collect(form);
   const body = Object.fromEntries(PREVIEW_FIELDS.map((name) => [name, values[name]]));
   // Source and target are disabled (unchangeable) when editing, so collect() leaves them out.
@@ -72,7 +72,7 @@ async function refresh() {
   // newer edit cancels the wait; one preview per user runs at a time, so ours starts when the previous one ends.
   const count = document.getElementById("preview-count");
   const box = document.getElementById("preview");
-  const cancelled = () => mine !== sequence;
+  const cancelled = () => !current();
   const hooks = {
     cancelled,
     again: true,

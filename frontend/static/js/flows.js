@@ -1,6 +1,6 @@
 // /flows/: the flows a page at a time (the API pages them), searchable, with live health, throughput and lag of
 // that page's flows from /api/v1/dashboard/edges/ (never the whole graph).
-import { get } from "./api.js";
+import { get, latest } from "./api.js";
 import { alert, badge, clear, compact, el, ms, number, table } from "./dom.js";
 
 const PAGE = 100;
@@ -20,12 +20,10 @@ function row(flow, edge) {
   );
 }
 
-// Answers can arrive out of order (a search typed while a filter's request is in flight): a load shows its answer only
-// if no later load began meanwhile.
-let generation = 0;
+const begin = latest(); // a load shows its answer only if no later load began meanwhile
 
 async function load() {
-  const mine = ++generation;
+  const current = begin();
   const box = document.getElementById("flows");
   try {
     const q = new URLSearchParams({ limit: PAGE, offset: query.offset });
@@ -35,7 +33,7 @@ async function load() {
     const live = flows.length
       ? await get(`/api/v1/dashboard/edges/?flows=${flows.map((f) => f.id).join(",")}`)
       : { edges: [] };
-    if (mine !== generation) return;
+    if (!current()) return;
     const last = query.offset + flows.length;
     document.getElementById("flows-range").textContent = page.count
       ? `${number(query.offset + 1)}–${number(last)} of ${number(page.count)}`
@@ -61,7 +59,7 @@ async function load() {
       ),
     );
   } catch (error) {
-    if (mine !== generation) return;
+    if (!current()) return;
     clear(box, alert("error", error.message));
   }
 }

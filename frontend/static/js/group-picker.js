@@ -2,7 +2,7 @@
 // source -> target replicates (GET /api/v1/failovers/groups/), with state, lag and checkpoint age. Ticking a group
 // adds it to the plan's "groups" textarea and unticking removes it; a group typed there by hand stays, and ticks
 // its row. A read that fails shows the API's error (an unreachable source names it and the broker's error).
-import { ApiError, get } from "./api.js";
+import { ApiError, get, latest } from "./api.js";
 import { age, alert, badge, clear, el, number, table } from "./dom.js";
 
 const PAGE = 50;
@@ -28,7 +28,7 @@ export function groupPicker(form) {
   const next = document.getElementById("picker-next");
   const textarea = form.elements.groups;
   let offset = 0;
-  let generation = 0; // a slow answer for a query the operator has left is dropped
+  const begin = latest(); // a slow answer for a query the operator has left is dropped
   let timer = null;
 
   const typed = () =>
@@ -120,7 +120,7 @@ export function groupPicker(form) {
   }
 
   async function load() {
-    const mine = ++generation;
+    const current = begin();
     const source = form.elements.source.value;
     const target = form.elements.target.value;
     const mode = form.querySelector("input[name=mode]:checked").value;
@@ -140,9 +140,9 @@ export function groupPicker(form) {
     const query = new URLSearchParams({ source, target, search: search.value, limit: PAGE, offset });
     try {
       const body = await get(`/api/v1/failovers/groups/?${query}`);
-      if (mine === generation) render(body, source, target);
+      if (current()) render(body, source, target);
     } catch (error) {
-      if (mine !== generation) return;
+      if (!current()) return;
       prev.disabled = next.disabled = true;
       const text = error instanceof ApiError ? reason(error) : String(error);
       clear(box, alert("error", `The groups of ${source} could not be listed: ${text}`));
