@@ -15,7 +15,7 @@ from replication.metrics.registry import MetricsRegistry
 from replication.task import positions
 from replication.task.faults import FaultReporter
 from replication.task.handlers import RecordHandler
-from replication.task.partitionstate import PartitionState, Sweep, TaskListener
+from replication.task.partitionstate import SETTLED_SWEEP_SECONDS, PartitionState, Sweep, TaskListener
 from replication.task.producing import BatchProducer
 
 log = logging.getLogger("replication.engine")  # the task's own log, as operators know it
@@ -54,9 +54,11 @@ class PositionCommitter:
         self.states: dict[positions.TopicPartitionKey, PartitionState] = {}
         self.txn_started: float | None = None  # when the open transaction began (exactly once)
         self.consumed_next: dict[PartitionState, int] = {}  # exactly once: positions the open transaction covers
-        # A store looks at the partitions consumed from since their position was last stored, and at all of them
-        # once per sweep: an idle partition's position cannot move.
+        # A store looks at the partitions consumed from since their position was last stored, at the unsettled ones
+        # once per sweep (5 s), and at all of them once per SETTLED_SWEEP_SECONDS: an idle partition's position
+        # cannot move, and a settled one's end offset moves without a record only over markers alone.
         self.sweep: Sweep[PartitionState] = Sweep()
+        self._settled_due = 0.0
         # Each partition's TopicPartition, made once: a sweep asks every partition's cached end offset with it, and
         # made them again each time (2,500 per task every 5 s at 10,000 partitions).
         self._sources: dict[PartitionState, TopicPartition] = {}
@@ -203,7 +205,7 @@ class PositionCommitter:
     def _due_positions(self) -> DuePositions:
         due = []
         exactly_once = self.flow.exactly_once  # its downstream offsets include commit markers: resume needs none
-        for state in self.sweep.pick(self.clock(), self.states.values):
+        for state in self.sweep.pick(self.clock(), self._swept):
             key = (state.topic, state.partition)
             state.hw = self.consumer.get_watermark_offsets(self._sources[state], cached=True)[1]
             lag = max(state.hw - state.acked_next, 0)
@@ -217,6 +219,24 @@ class PositionCommitter:
         # A partition whose runs still await their acknowledgement moves again: it stays for the next store.
         self.sweep.moved = {state for state in self.sweep.moved if state.acknowledging}
         return due
+
+    def _swept(self) -> list[PartitionState]:
+        """A sweep's partitions: all of them once per SETTLED_SWEEP_SECONDS, else the unsettled ones.
+
+        Reading a partition's cached end offset costs about 3 us (librdkafka looks its topic up in a list): 2,500
+        partitions per task every 5 s were most of an idle task's Python (bench/README.md, session 21). A settled
+        partition's end offset moves without a consumed record (which marks it moved) only when the source appends
+        transaction markers alone, so its lag and its offset syncs' frontier follow such an abort within 30 s.
+        """
+        now = self.clock()
+        if now >= self._settled_due:
+            self._settled_due = now + SETTLED_SWEEP_SECONDS
+            return list(self.states.values())
+        return [
+            state
+            for state in self.states.values()
+            if state.hw < 0 or state.hw > state.acked_next or state.acked_next != state.stored_next
+        ]
 
     def _stored_positions(self, due: DuePositions) -> None:
         if due:

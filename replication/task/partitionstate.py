@@ -14,6 +14,9 @@ from typing import Generic, Protocol, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 SWEEP_SECONDS = 5.0
+# A settled partition (position stored at the source end offset last seen) moves without a consumed record only when
+# the source appends transaction markers alone (an aborted transaction): its cached end offset is read this often.
+SETTLED_SWEEP_SECONDS = 30.0
 
 
 @dataclass(slots=True, eq=False)

@@ -195,3 +195,36 @@ def test_a_sweep_gives_the_metrics_only_the_lags_that_changed() -> None:
     assert metrics.lags_set == [("orders", 3, 60)]
     assert metrics.snapshot()["flows"][config.name]["partitions"]["orders-3"]["replication-record-lag"] == 60
     assert metrics.snapshot()["flows"][config.name]["partitions"]["orders-4"]["replication-record-lag"] == 100
+
+
+def test_a_sweep_reads_settled_partitions_end_offsets_only_every_30_s() -> None:
+    """A partition stored at the source end offset it last saw is settled: the 5 s sweep skips it, and reads it
+    again at the 30 s one, so a marker-only append (an aborted transaction) still shows as lag there. At 2,500
+    idle partitions per task the cached end-offset reads were most of an idle task's Python."""
+    config = flow()
+    metrics = MetricsRegistry()
+    committer, _, consumer, now, states = _sweeping(metrics, 100)
+    for state in states:
+        state.acked_next = state.stored_next = 100  # at the end offset the fake reports
+    states[5].acked_next = states[5].stored_next = 90  # 10 behind: unsettled
+    committer.store_positions()  # the first store sweeps every partition
+    assert len(consumer.looked_up) == 100
+
+    for t in (5.0, 10.0, 25.0):
+        consumer.looked_up.clear()
+        now[0] = t
+        committer.store_positions()
+        assert consumer.looked_up == [("orders", 5)], t  # only the unsettled one
+
+    states[8].acked_next = states[8].stored_next = 97  # as if the end offset moved 3 past it without a record
+    consumer.looked_up.clear()
+    now[0] = 30.0
+    committer.store_positions()  # the settled sweep
+    assert len(consumer.looked_up) == 100
+    lags = metrics.snapshot()["flows"][config.name]["partitions"]
+    assert lags["orders-8"]["replication-record-lag"] == 3 and lags["orders-9"]["replication-record-lag"] == 0
+
+    consumer.looked_up.clear()
+    now[0] = 35.0
+    committer.store_positions()  # now unsettled too: every 5 s until it settles
+    assert sorted(consumer.looked_up) == [("orders", 5), ("orders", 8)]
