@@ -12,19 +12,25 @@ function row(f) {
   return el(
     "tr",
     {},
-    el("td", {}, el("a", { href: `/failover/${f.id}/` }, `#${f.id}`)),
+    el(
+      "td",
+      {},
+      el("a", { href: `/failover/${f.id}/` }, `#${f.id}`),
+      el("div", { class: "faint" }, f.mode, f.dry_run ? " · dry run" : null),
+    ),
     el("td", {}, `${f.source} → ${f.target}`),
     el("td", { class: "mono" }, f.groups.join(", ")),
-    el("td", {}, f.mode, f.dry_run ? el("span", { class: "faint" }, " · dry run") : null),
     el("td", {}, badge(f.status, f.status === "active" ? `at ${f.step}` : f.status)),
-    el("td", { class: "nowrap" }, when(f.created_at)),
+    el("td", {}, when(f.created_at)),
   );
 }
 
 function emptyText() {
-  const state = query.state ? ` ${query.state}` : "";
+  const select = document.getElementById("failovers-state");
+  const label = query.state ? select.options[select.selectedIndex].text : ""; // "in progress", as the filter says
+  const state = label ? ` ${label}` : "";
   if (query.search) return `No${state} failover matches “${query.search}”.`;
-  return query.state ? `No ${query.state} failover.` : "No failovers yet.";
+  return label ? `No ${label} failover.` : "No failovers yet.";
 }
 
 const begin = latest(); // a load shows its answer only if no later load began meanwhile
@@ -46,7 +52,7 @@ async function load() {
     document.getElementById("failovers-next").disabled = last >= page.count;
     clear(
       box,
-      table(["Failover", "Clusters", "Groups", "Mode", "Status", "Started"], page.results.map(row), {
+      table(["Failover", "Clusters", "Groups", "Status", "Started"], page.results.map(row), {
         empty: emptyText(),
       }),
     );

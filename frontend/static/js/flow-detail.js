@@ -392,6 +392,39 @@ function runs(list) {
   clear(document.getElementById("report-runs"), table(headers, rows, { empty: "No report runs yet." }));
 }
 
+// A report's rows about this flow, one table per section of its summary, with the columns its rows have.
+function reportRows(rows) {
+  const sections = new Map();
+  for (const row of rows) sections.set(row.section, [...(sections.get(row.section) || []), row]);
+  return [...sections].map(([section, list]) => {
+    const keys = [...new Set(list.flatMap(Object.keys))].filter((k) => k !== "section" && k !== "flow");
+    const numeric = (k) => list.every((row) => row[k] === undefined || row[k] === null || typeof row[k] === "number");
+    const cell = (value) =>
+      typeof value === "number"
+        ? number(value)
+        : value === undefined || value === null
+          ? "–"
+          : typeof value === "object"
+            ? JSON.stringify(value)
+            : String(value);
+    return el(
+      "div",
+      { class: "report-rows" },
+      el("h4", {}, section.replaceAll("_", " ")),
+      table(
+        keys.map((k) => ({ label: k.replaceAll("_", " "), num: numeric(k) })),
+        list.map((row) =>
+          el(
+            "tr",
+            {},
+            keys.map((k) => el("td", { class: numeric(k) ? "num" : "" }, cell(row[k]))),
+          ),
+        ),
+      ),
+    );
+  });
+}
+
 function reports(answer) {
   const box = document.getElementById("reports");
   if (!answer.reports.length) {
@@ -410,11 +443,9 @@ function reports(answer) {
         el("h3", {}, `${r.job} `, el("span", { class: "faint" }, `written ${when(r.written_at)}`)),
         r.no_data
           ? alert("warn", r.note || "No data in this report's window.")
-          : el("p", { class: "muted" }, figures(r.figures || {})),
+          : el("p", { class: "muted" }, `All flows: ${figures(r.figures || {})}`),
         r.flagged_in.length ? alert("warn", `Flagged in: ${r.flagged_in.join(", ")}`) : null,
-        r.rows.length
-          ? el("pre", { class: "mono report-rows" }, r.rows.map((row) => JSON.stringify(row)).join("\n"))
-          : el("p", { class: "muted" }, "Nothing about this flow."),
+        r.rows.length ? reportRows(r.rows) : el("p", { class: "muted" }, "No row of this report names this flow."),
       ),
     ),
   );
