@@ -41,7 +41,7 @@ demo: install
 # The fault-injection scenarios (marked slow, ~6 min) run with `make test-faults`; `make test` takes 11-16 min on 2 workers.
 test: install
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) \
-		$(PY) -m pytest -m "not slow" $(XDIST) $(PYTEST_ARGS)
+		$(PY) -m pytest -m "not slow" --durations=25 $(XDIST) $(PYTEST_ARGS)
 
 test-all: install
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) \
