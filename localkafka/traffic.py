@@ -4,6 +4,10 @@ With `--control DIR` it can be paused and resumed while it runs (the failover wi
 source producers to stop): anyone writes `DIR/traffic-control.json` ({"paused": true}) through TrafficControl, the
 generator checks it about twice a second, flushes what it sent and stops producing, and reports what it is doing
 in `DIR/traffic.json` (pid, rate, topics, paused, records produced). The status file goes when the generator exits.
+
+With `--group G` an application reads what it writes: a consumer group G that reads every `--topic` and commits as
+it reads, so the failover wizard has a live group to move. Paused means the source's applications stopped, as a
+planned failover's fence asks: the group's member leaves (committing what it read) and joins again on resume.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer
 
 CONTROL_FILE = "traffic-control.json"
 STATUS_FILE = "traffic.json"
@@ -99,6 +103,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--topic", action="append", required=True, help="repeat for several topics")
     parser.add_argument("--rate", type=float, default=50.0, help="records per second per topic (default 50)")
     parser.add_argument("--control", help="directory of the pause switch and the status file (see above)")
+    parser.add_argument("--group", help="also read the topics as this consumer group, committing as it reads")
     return parser
 
 
@@ -107,11 +112,48 @@ def _record(topic: str, seq: int) -> tuple[bytes, bytes]:
     return f"{topic}-{seq % 97}".encode(), json.dumps(body).encode()
 
 
-class Generator:
-    """Produces `rate` records per second to each topic, paced by the clock; paused while its control says so."""
+class App:
+    """A consumer group member reading the generator's topics, as the demo's application on the source: it commits
+    what it read every second, and `stop()` leaves the group (committing first) until the next `read()`."""
 
-    def __init__(self, producer: Producer, topics: Sequence[str], rate: float, control: TrafficControl | None) -> None:
-        self.producer, self.topics, self.rate, self.control = producer, list(topics), rate, control
+    def __init__(self, bootstrap: str, group: str, topics: Sequence[str]) -> None:
+        self.bootstrap, self.group, self.topics = bootstrap, group, list(topics)
+        self.consumer: Consumer | None = None
+        self.consumed = 0
+
+    def read(self) -> None:
+        """What has arrived, without waiting; joins the group first when it is not a member."""
+        if self.consumer is None:
+            self.consumer = Consumer(
+                {
+                    "bootstrap.servers": self.bootstrap,
+                    "group.id": self.group,
+                    "auto.offset.reset": "earliest",
+                    "auto.commit.interval.ms": 1000,
+                }
+            )
+            self.consumer.subscribe(self.topics)
+        self.consumed += sum(1 for msg in self.consumer.consume(1000, 0) if msg.error() is None)
+
+    def stop(self) -> None:
+        if self.consumer is not None:
+            self.consumer.close()  # commits the offsets read, then leaves the group
+            self.consumer = None
+
+
+class Generator:
+    """Produces `rate` records per second to each topic, paced by the clock; paused while its control says so.
+    Its `app`, when given, reads them back as a consumer group and stops while the generator is paused."""
+
+    def __init__(
+        self,
+        producer: Producer,
+        topics: Sequence[str],
+        rate: float,
+        control: TrafficControl | None,
+        app: App | None = None,
+    ) -> None:
+        self.producer, self.topics, self.rate, self.control, self.app = producer, list(topics), rate, control, app
         self.seq = 0
         self.paused = False
         self._checked = 0.0
@@ -119,6 +161,8 @@ class Generator:
     def step(self) -> bool:
         """Produce one record per topic unless paused; returns whether it produced."""
         self._check()
+        if self.app is not None and not self.paused:
+            self.app.read()
         if self.paused:
             time.sleep(0.1)
             return False
@@ -138,6 +182,8 @@ class Generator:
         paused = self.control.requested_paused()
         if paused and not self.paused:
             self.producer.flush(10)  # paused means nothing more reaches the brokers
+            if self.app is not None:
+                self.app.stop()  # and the application left its group: reported paused only once it has
         self.paused = paused
         self.publish()
 
@@ -150,6 +196,7 @@ class Generator:
                     "topics": self.topics,
                     "paused": self.paused,
                     "produced": self.seq * len(self.topics),
+                    "group": None if self.app is None else self.app.group,
                     "at": time.time(),
                 }
             )
@@ -167,12 +214,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGINT, stop)
     producer = Producer({"bootstrap.servers": args.bootstrap, "enable.idempotence": True, "linger.ms": 20})
     control = TrafficControl(args.control) if args.control else None
-    generator = Generator(producer, args.topic, args.rate, control)
+    app = App(args.bootstrap, args.group, args.topic) if args.group else None
+    generator = Generator(producer, args.topic, args.rate, control, app)
     generator.publish()
     try:
         while running:
             generator.step()
     finally:
+        if app is not None:
+            app.stop()
         producer.flush(10)
         if control is not None:
             control.withdraw()

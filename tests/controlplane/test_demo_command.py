@@ -140,3 +140,4 @@ def test_no_traffic_starts_no_generator_and_the_generator_gets_its_switch(settin
     assert "traffic" not in _child_commands(8000, bootstraps, traffic=False)
     generator = _child_commands(8000, bootstraps)["traffic"]
     assert generator[generator.index("--control") + 1] == str(demo_control_dir(settings.STATE_DIR))
+    assert generator[generator.index("--group") + 1] == "billing"  # the wizard has a live group to move

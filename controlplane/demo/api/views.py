@@ -21,6 +21,9 @@ class DemoTrafficSerializer(serializers.Serializer[dict[str, object]]):
     rate = serializers.FloatField(allow_null=True, help_text="records per second it produces when not paused")
     topics = serializers.ListField(child=serializers.CharField())
     produced = serializers.IntegerField(allow_null=True, help_text="records produced since it started")
+    group = serializers.CharField(
+        allow_null=True, help_text="the consumer group that reads its topics on the source (stopped while paused)"
+    )
 
 
 class DemoTrafficSwitchSerializer(serializers.Serializer[dict[str, object]]):

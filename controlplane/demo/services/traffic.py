@@ -22,11 +22,20 @@ def control() -> TrafficControl:
 
 
 def state() -> dict[str, Any]:
-    """running, paused (what the generator does), pending (a switch it has not acted on yet), rate and topics."""
+    """running, paused (what the generator does), pending (a switch it has not acted on yet), rate, topics, and the
+    consumer group that reads them (None without one)."""
     switch = control()
     status = switch.status()
     if status is None:
-        return {"running": False, "paused": False, "pending": False, "rate": None, "topics": [], "produced": None}
+        return {
+            "running": False,
+            "paused": False,
+            "pending": False,
+            "rate": None,
+            "topics": [],
+            "produced": None,
+            "group": None,
+        }
     topics = [str(t) for t in status.get("topics", [])]
     paused = bool(status.get("paused"))
     return {
@@ -36,6 +45,7 @@ def state() -> dict[str, Any]:
         "rate": float(status.get("rate", 0)) * len(topics),  # records per second over all its topics
         "topics": topics,
         "produced": int(status.get("produced", 0)),
+        "group": str(status["group"]) if status.get("group") else None,
     }
 
 

@@ -1,5 +1,6 @@
 // The demo's traffic generator in the dashboard header: producing or paused, and a pause/resume button for
-// operators (the failover wizard's fence step asks for the source producers to stop). Hidden when no demo runs.
+// operators (the failover wizard's fence step asks for the source producers and consumers to stop; pausing stops the
+// generator and the consumer group that reads its records). Hidden when no demo runs.
 import { get, post } from "./api.js";
 import { clear, el } from "./dom.js";
 
@@ -10,7 +11,10 @@ function render(state, error) {
   box.hidden = !state.running && !error;
   if (box.hidden) return;
   const canOperate = box.dataset.canOperate === "1";
-  const label = state.paused ? "paused" : `producing ${state.rate} records/s`;
+  const group = state.group ? `group ${state.group}` : "";
+  const label = state.paused
+    ? `paused${group ? ` (producers and ${group} stopped)` : ""}`
+    : `producing ${state.rate} records/s${group ? `, read by ${group}` : ""}`;
   const pending = state.pending ? el("span", { class: "faint" }, " (switching…)") : null;
   const button = canOperate
     ? el(

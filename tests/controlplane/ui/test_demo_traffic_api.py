@@ -30,6 +30,7 @@ def test_the_demo_keeps_its_switch_under_the_state_dir(settings: Any) -> None:
 
 def test_without_a_demo_the_endpoint_says_nothing_runs_and_refuses_to_switch(api: Api, control: TrafficControl) -> None:
     assert api("viewer").get(URL).json()["running"] is False
+    assert api("viewer").get(URL).json()["group"] is None
     refused = api("operator").post(URL, {"paused": True}, format="json")
     assert refused.status_code == 409 and refused.json()["running"] is False
     control.publish({"pid": 2**22 + 12345, "rate": 20, "topics": ["orders"], "paused": False})  # a dead process
@@ -38,10 +39,18 @@ def test_without_a_demo_the_endpoint_says_nothing_runs_and_refuses_to_switch(api
 
 def test_an_operator_pauses_and_resumes_a_running_generator(api: Api, control: TrafficControl) -> None:
     control.publish(
-        {"pid": os.getpid(), "rate": 20.0, "topics": ["orders", "payments"], "paused": False, "produced": 400}
+        {
+            "pid": os.getpid(),
+            "rate": 20.0,
+            "topics": ["orders", "payments"],
+            "paused": False,
+            "produced": 400,
+            "group": "billing",
+        }
     )
     state = api("viewer").get(URL).json()
     assert (state["running"], state["paused"], state["rate"], state["produced"]) == (True, False, 40.0, 400)
+    assert state["group"] == "billing"
     assert api("viewer").post(URL, {"paused": True}, format="json").status_code == 403
     paused = api("operator").post(URL, {"paused": True}, format="json")
     assert paused.status_code == 200 and paused.json()["pending"] is True  # the generator has not acted yet

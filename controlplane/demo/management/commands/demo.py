@@ -121,6 +121,9 @@ class Command(BaseCommand):
         self.bootstraps = bootstraps
 
 
+DEMO_GROUP = "billing"  # reads orders and payments on us-west while the demo's traffic runs
+
+
 def _child_commands(port: int, bootstraps: dict[str, str], *, traffic: bool = True) -> dict[str, list[str]]:
     manage_py = str(settings.BASE_DIR / "manage.py")
     celery = [sys.executable, "-m", "celery", "-A", "controlplane"]
@@ -145,7 +148,9 @@ def _child_commands(port: int, bootstraps: dict[str, str], *, traffic: bool = Tr
     if traffic and "us-west" in bootstraps:
         generator = [sys.executable, "-m", "localkafka.traffic", "--bootstrap", bootstraps["us-west"]]
         control = ["--control", str(demo_control_dir(settings.STATE_DIR))]
-        commands["traffic"] = [*generator, "--topic", "orders", "--topic", "payments", "--rate", "20", *control]
+        # The group is the demo's application on us-west: the failover wizard has a live group to move.
+        topics = ["--topic", "orders", "--topic", "payments", "--group", DEMO_GROUP]
+        commands["traffic"] = [*generator, *topics, "--rate", "20", *control]
     return commands
 
 
