@@ -125,7 +125,9 @@ function drainProgress(f, r) {
     el(
       "p",
       { id: "drain-lag" },
-      r.lag === null ? "The flow reports no lag yet." : `Lag ${number(r.lag)} records (${pct}% drained).`,
+      r.lag === null
+        ? "The flow reports no lag yet."
+        : `Lag ${number(r.lag)} ${r.lag === 1 ? "record" : "records"} (${pct}% drained).`,
     ),
     drainFigures(r),
     sparkline(r.trend),
@@ -448,7 +450,7 @@ export function done(f) {
   return [
     alert(
       "ok",
-      `${f.dry_run ? "Dry run complete: nothing was changed." : "Failover complete."} ${f.groups.join(", ")} ${f.dry_run ? "would resume" : "resume"} on ${f.target}.`,
+      `${f.dry_run ? "Dry run complete: nothing was changed." : "Failover complete."} ${f.groups.join(", ")} ${f.dry_run ? "would resume" : f.groups.length === 1 ? "resumes" : "resume"} on ${f.target}.`,
     ),
     el(
       "dl",
