@@ -107,14 +107,16 @@ def _log_in(page: Page, base: str) -> None:
     page.fill("input[name=username]", "admin")
     page.fill("input[name=password]", DEMO_PASSWORD)
     page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(f"{base}/")
+    # Logged in once the dashboard's address commits. Its full load (Plotly's script) took over 15 s in CI while the
+    # other test process ran Spark on this 2-core machine; nothing here needs the dashboard loaded.
+    page.wait_for_url(f"{base}/", wait_until="commit", timeout=60_000)
 
 
 def _pause_traffic(page: Page, base: str, west: str) -> None:
     """Through the dashboard's control, as an operator would; then the source's end offsets must stand still."""
     control = page.context.new_page()
-    control.goto(f"{base}/")
-    control.locator("#demo-traffic-toggle").click()
+    control.goto(f"{base}/", wait_until="domcontentloaded", timeout=60_000)  # the control needs no chart
+    control.locator("#demo-traffic-toggle").click(timeout=60_000)
     expect(control.locator("#demo-traffic")).to_contain_text("paused", timeout=30_000)
     shoot(control, "demo-failover-traffic-paused")
     control.close()
