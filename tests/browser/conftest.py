@@ -94,4 +94,6 @@ def log_in(page: Page, base_url: str, username: str) -> None:
     page.fill("input[name=username]", username)
     page.fill("input[name=password]", PASSWORD)
     page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(f"{base_url}/")
+    # The dashboard's full load (Plotly's script) passed the default 15 s in CI while the other test process ran
+    # demos and brokers on this 2-core machine (load average 10).
+    page.wait_for_url(f"{base_url}/", timeout=60_000)
