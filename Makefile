@@ -16,7 +16,8 @@ PYTEST_ARGS ?=
 TEST_WORKERS ?= 2
 XDIST := -n $(TEST_WORKERS) --dist loadfile
 
-.PHONY: bench-api install node-install demo test test-all test-unit test-faults lint format kafka-up kafka-status kafka-down clean
+.PHONY: bench-api install node-install demo test test-all test-unit test-faults lint format kafka-up kafka-status kafka-down clean \
+	services services-stop services-check
 
 install: $(STAMP)
 
@@ -39,17 +40,30 @@ demo: install
 	$(PY) manage.py demo
 
 # The fault-injection scenarios (marked slow, ~6 min) run with `make test-faults`; `make test` takes 11-16 min on 2 workers.
-test: install
+test: install services-check
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) \
 		$(PY) -m pytest -m "not slow" --durations=25 $(XDIST) $(PYTEST_ARGS)
 
-test-all: install
+test-all: install services-check
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) \
 		$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
-test-faults: install
+test-faults: install services-check
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) \
 		$(PY) -m pytest -m slow $(PYTEST_ARGS)
+
+# PostgreSQL and Redis for the tests, as instances of the project's own under var/services (.ci/services).
+services:
+	bash .ci/services start
+
+services-stop:
+	bash .ci/services stop
+
+# Only the default addresses are checked; a run pointed elsewhere (TEST_DATABASE_URL=...) checks nothing.
+services-check:
+ifeq ($(TEST_DATABASE_URL)$(TEST_CELERY_BROKER_URL),postgres://postgres@127.0.0.1:5432/postgresredis://127.0.0.1:6379/15)
+	@bash .ci/services check
+endif
 
 test-unit: install
 	$(PY) -m pytest -m "not kafka and not slow" $(PYTEST_ARGS)
