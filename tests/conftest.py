@@ -13,9 +13,14 @@ from typing import Any
 import pytest
 
 from localkafka import LocalKafka
+from localkafka.dist import default_version
+from localkafka.manager import parse_clusters
 from tests.support import workers
 
 TEST_ALIASES = ("us-west", "us-east", "backup")
+# Per-alias Kafka versions of the test clusters, e.g. `us-west:2.3.0` for an old source beside new targets (the
+# mixed-version run of .ci/run); an alias not named runs MIRRORPLANE_KAFKA_VERSION, by default the pinned 4.x.
+TEST_VERSIONS_ENV = "MIRRORPLANE_TEST_KAFKA_VERSIONS"
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -80,10 +85,25 @@ def local_kafka() -> Iterator[LocalKafka | None]:
         return
     kafka = fresh_local_kafka("test-kafka", int(os.environ.get("MIRRORPLANE_TEST_PORT_BASE", "29092")))
     try:
-        kafka.up(TEST_ALIASES)
+        kafka.up(test_cluster_versions())
         yield kafka
     finally:
         kafka.down(purge=True)
+
+
+def test_cluster_versions() -> dict[str, str]:
+    """alias -> Kafka version of the test clusters (MIRRORPLANE_TEST_KAFKA_VERSIONS over the default)."""
+    versions = dict.fromkeys(TEST_ALIASES, default_version())
+    named = parse_clusters(os.environ.get(TEST_VERSIONS_ENV, ""))
+    if set(named) - set(TEST_ALIASES):
+        raise pytest.UsageError(f"{TEST_VERSIONS_ENV} names an alias that is not a test cluster's: {sorted(named)}")
+    return versions | named
+
+
+@pytest.fixture(scope="session")
+def kafka_versions(local_kafka: LocalKafka | None) -> dict[str, str]:
+    """alias -> the Kafka version each test cluster runs (as configured, for clusters from KAFKA_CLUSTERS)."""
+    return test_cluster_versions() if local_kafka is None else local_kafka.versions()
 
 
 @pytest.fixture(scope="session")

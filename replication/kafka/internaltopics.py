@@ -26,6 +26,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Topic
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from replication.config import ClusterConfig, FlowConfig
+from replication.errors import LEADER_NOT_READY
 from replication.kafka.topicsync import effective_replication_factor
 from replication.mm2.policy import checkpoints_topic
 
@@ -107,8 +108,8 @@ class TopicTail:
         try:
             low, high = self.consumer.get_watermark_offsets(TopicPartition(self.topic, 0), timeout=10)
         except KafkaException as exc:
-            if exc.args[0].code() in (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_PARTITION):
-                return None
+            if exc.args[0].code() in LEADER_NOT_READY:
+                return None  # not readable yet: asked again at the next update
             raise
         if self.next_offset >= 0 and self.next_offset < low:
             self.next_offset = low  # retention deleted what we had not read yet; nothing to do about it

@@ -21,6 +21,8 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
+from replication.errors import LEADER_NOT_READY
+
 TopicPartitionKey = tuple[str, int]
 
 
@@ -91,11 +93,8 @@ def load(consumer_config: dict[str, Any], topic: str, timeout: float = 60.0) -> 
         consumer.close()
 
 
-_NOT_KNOWN_YET = (KafkaError._UNKNOWN_PARTITION, KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError.LEADER_NOT_AVAILABLE)
-
-
 def _watermarks(consumer: Consumer, topic: str, deadline: float) -> tuple[int, int]:
-    """The topic's offsets, waiting until this client's metadata knows its partition.
+    """The topic's offsets, waiting until this client's metadata knows its partition and its leader answers.
 
     A topic created a moment ago (by the runner, the controller or another task) may not be in this client's
     metadata yet: that is a wait, not an error, until the deadline.
@@ -106,7 +105,7 @@ def _watermarks(consumer: Consumer, topic: str, deadline: float) -> tuple[int, i
             low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=min(10.0, remaining))
             return int(low), int(high)
         except KafkaException as exc:
-            if exc.args[0].code() not in _NOT_KNOWN_YET:
+            if exc.args[0].code() not in LEADER_NOT_READY:
                 raise
             if time.monotonic() >= deadline:
                 raise TimeoutError(f"{topic}: partition 0 not in the target's metadata: {exc.args[0].str()}") from exc

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
 from replication.config import FlowConfig
-from replication.errors import ReplicationError
+from replication.errors import LEADER_NOT_READY, ReplicationError
 from replication.kafka.clients import ClientFactory, consumer_config, position_reader_config
 from replication.kafka.internaltopics import COMPACTED_CONFIG, ensure_topic
 from replication.kafka.topicsync import TopicSync
@@ -261,14 +261,14 @@ class ReplicationTask:
             self.faults.report(f"topic config and ACL sync failed: {detail}")
 
     def _watermarks(self, topic: str, partition: int, timeout: float = 30.0) -> tuple[int, int]:
-        """Source log start and end; a partition just added may need a metadata refresh first."""
+        """Source log start and end; a partition just added may need a metadata refresh, or its leader a moment."""
         deadline = time.monotonic() + timeout
         while True:
             try:
                 low, high = self.consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
                 return int(low), int(high)
             except KafkaException as exc:
-                if exc.args[0].code() != KafkaError._UNKNOWN_PARTITION or time.monotonic() > deadline:
+                if exc.args[0].code() not in LEADER_NOT_READY or time.monotonic() > deadline:
                     raise
                 self.consumer.list_topics(topic, timeout=10)
                 time.sleep(0.2)

@@ -22,7 +22,7 @@ from replication.emitters.checkpoints import CheckpointEmitter
 from replication.mm2.mirrorclient import MirrorClient
 from replication.offsets.syncstore import OffsetSyncReader
 from replication.offsets.translation import SYNC, OffsetTranslator
-from tests.support.kafka import create_topic, end_offsets, unique_topic
+from tests.support.kafka import create_topic, end_offsets, small_segment_config, unique_topic
 from tests.support.replication import drive, make_flow, new_task, produce_known
 from tests.support.translation import (
     Copy,
@@ -215,7 +215,7 @@ def test_an_abort_after_a_partition_settled_is_swept_and_its_new_end_translates_
 def test_groups_on_a_compacted_topic_with_gaps_translate_exactly(kafka_clusters: dict[str, str]) -> None:
     src = kafka_clusters["backup"]
     topic = unique_topic("compact")
-    config = {"cleanup.policy": "compact", "segment.bytes": "16384", "min.cleanable.dirty.ratio": "0.01"}
+    config = {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01", **small_segment_config(src, 16384)}
     create_topic(src, topic, partitions=1, config=config)
     _produce_keyed(src, topic, keys=3000)
     survivors = _wait_for_compaction(src, topic, below=4000)

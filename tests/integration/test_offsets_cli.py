@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from localkafka.dist import ensure_kafka_home, find_java
+from localkafka.dist import runtime
 from localkafka.manager import default_cache_dir
 from replication.__main__ import main
 from tests.support.kafka import create_topic, end_offsets, unique_topic
@@ -30,7 +29,10 @@ def _properties(path: Path, clusters: dict[str, str], topic: str) -> Path:
 
 
 def test_translate_prints_a_table_and_a_csv_that_kafka_consumer_groups_resets_from(
-    kafka_clusters: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    kafka_clusters: dict[str, str],
+    kafka_versions: dict[str, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     src, dst = kafka_clusters["us-east"], kafka_clusters["backup"]
     topic = unique_topic("cli")
@@ -57,16 +59,15 @@ def test_translate_prints_a_table_and_a_csv_that_kafka_consumer_groups_resets_fr
 
     csv = tmp_path / "offsets.csv"
     csv.write_text(out)
-    _reset_from_file(dst, group, csv)
+    _reset_from_file(dst, group, csv, kafka_versions["backup"])
     assert committed(dst, group) == {(f"us-east.{topic}", 0): 300, (f"us-east.{topic}", 1): 500}
 
 
-def _reset_from_file(bootstrap: str, group: str, csv: Path) -> None:
-    """Kafka 2.3's kafka-consumer-groups.sh --reset-offsets --from-file, on the target cluster."""
-    home, java = ensure_kafka_home(default_cache_dir()), find_java()
-    env = {**os.environ, "JAVA_HOME": str(Path(java).parent.parent), "KAFKA_HEAP_OPTS": "-Xmx128m"}
+def _reset_from_file(bootstrap: str, group: str, csv: Path, version: str) -> None:
+    """Kafka's own kafka-consumer-groups --reset-offsets --from-file, of the target cluster's version."""
+    tool, env = runtime(version, default_cache_dir()).tool("kafka-consumer-groups", csv.parent, heap="128m")
     command = [
-        str(home / "bin" / "kafka-consumer-groups.sh"),
+        *tool,
         "--bootstrap-server",
         bootstrap,
         "--group",

@@ -22,7 +22,15 @@ from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
 from replication.kafka.clients import position_reader_config
 from replication.task.positions import load, positions_topic
 from tests.support.handlers import dropped_by_value
-from tests.support.kafka import admin, consume_to_end, create_topic, end_offsets, unique_topic, wait_until
+from tests.support.kafka import (
+    admin,
+    consume_to_end,
+    create_topic,
+    end_offsets,
+    small_segment_config,
+    unique_topic,
+    wait_until,
+)
 from tests.support.replication import make_flow, produce_known, record_value, start_replicator
 
 pytestmark = pytest.mark.kafka
@@ -48,7 +56,7 @@ def _compacted(src: str, topic: str) -> tuple[str, str]:
     holes, then frozen (cleanup.policy=delete) so the source no longer changes while it is replicated."""
     compact = {
         "cleanup.policy": "compact",
-        "segment.bytes": "65536",
+        **small_segment_config(src, 65536),
         "segment.ms": "100",
         "min.cleanable.dirty.ratio": "0.01",
         "delete.retention.ms": "100",

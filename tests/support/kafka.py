@@ -43,6 +43,23 @@ def create_topic(bootstrap: str, name: str, partitions: int = 1, config: dict[st
     wait_until(lambda: topic_partitions(bootstrap, name) == partitions, what=f"metadata of {name}")
 
 
+def small_segment_config(bootstrap: str, segment_bytes: int) -> dict[str, str]:
+    """The topic config that rolls segments every segment_bytes, for compaction tests. Kafka 4 refuses a
+    segment.bytes under 1 MiB (INVALID_CONFIG, "Value must be at least 1048576") and takes internal.segment.bytes
+    instead, a config older brokers refuse as unknown: the broker is asked, with a throwaway topic."""
+    probe = unique_topic("segment-probe")
+    client = admin(bootstrap)
+    try:
+        client.create_topics([NewTopic(probe, 1, 1, config={"segment.bytes": str(segment_bytes)})], validate_only=True)[
+            probe
+        ].result(timeout=30)
+    except KafkaException as exc:
+        if exc.args[0].code() != KafkaError.INVALID_CONFIG:
+            raise
+        return {"internal.segment.bytes": str(segment_bytes)}
+    return {"segment.bytes": str(segment_bytes)}
+
+
 def topic_partitions(bootstrap: str, name: str) -> int:
     topics = admin(bootstrap).list_topics(timeout=10).topics
     meta = topics.get(name)
