@@ -106,7 +106,8 @@ def runtime(version: str, cache_dir: Path) -> KafkaRuntime:
     if version == LEGACY_KAFKA_VERSION:
         home = ensure_kafka_home(cache_dir)
         return KafkaRuntime(version, find_java(), str(home / "libs" / "*"), kraft=False, home=home)
-    return KafkaRuntime(version, find_java17(), maven_classpath(version, cache_dir), kraft=True)
+    classpath = maven_classpath(version, cache_dir)
+    return KafkaRuntime(version, find_java17(), classpath, kraft=True)
 
 
 # -- Kafka 3.x/4.x from Maven Central ---------------------------------------------------------------------------

