@@ -169,5 +169,5 @@ def test_without_maven_the_demo_says_so_and_runs_kafka_2_3_0(
     assert "needs Maven (apt-get install maven)" in warning and "runs on Kafka 2.3.0 instead" in warning
 
     monkeypatch.setenv(VERSION_ENV, "4.3.1")
-    with pytest.raises(CommandError, match="local Kafka 4.3.1 is not available: .*apt-get install maven"):
+    with pytest.raises(CommandError, match=r"local Kafka 4\.3\.1 is not available: .*apt-get install maven"):
         command._local_kafka(LocalKafka, 41092, 41181)
