@@ -69,7 +69,8 @@ def dr_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKafka]:
     try:
         kafka = LocalKafka(state, broker_port_base=base, zk_port_base=base - 7000)
         # On a busy machine LocalKafka can read a just-started JVM's /proc cmdline before it is there, and take
-        # it for one that exited; restart_broker retries past that (the ZooKeeper it started keeps running).
+        # it for one that exited; restart_broker retries past that (on 2.3.0 the ZooKeeper it started keeps
+        # running).
         if subprocess.run([*cli, "up", "--clusters", DR], timeout=180, stdout=subprocess.DEVNULL).returncode != 0:
             kafka.restart_broker(DR, timeout=180)
         yield kafka

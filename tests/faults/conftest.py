@@ -29,8 +29,9 @@ def fault_clusters(fault_kafka: LocalKafka) -> dict[str, str]:
         fault_kafka.restart_broker(alias)
     clusters = fault_kafka.bootstraps()
     for bootstrap in clusters.values():
-        # A broker frozen past its ZooKeeper session answers metadata calls before it can write to ZooKeeper
-        # again (topic creation fails with "Session expired" for a while): wait until a topic can be created.
+        # A broker frozen past its ZooKeeper session (2.3.0) answers metadata calls before it can write to
+        # ZooKeeper again, and a KRaft broker frozen past its controller lease is fenced until it registers again:
+        # either way topic creation fails for a while, so wait until a topic can be created.
         wait_until(lambda b=bootstrap: _creates_topics(b), timeout=90, interval=1, what=f"{bootstrap} writable")
     return clusters
 
