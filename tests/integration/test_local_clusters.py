@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import ConfigResource, ResourceType
 
+from localkafka.dist import runtime
+from localkafka.manager import default_cache_dir
 from tests.support.kafka import admin, consume_all, create_topic, end_offsets, unique_topic
 
 pytestmark = pytest.mark.kafka
@@ -48,3 +53,30 @@ def test_a_topic_created_with_a_config_has_it_on_each_cluster(kafka_clusters: di
         assert configs["retention.ms"].value == "123456"
         other = next(b for a, b in kafka_clusters.items() if a != alias)
         assert topic not in admin(other).list_topics(timeout=10).topics
+
+
+def test_kafka_4_clusters_run_transaction_version_2_and_the_kip_848_group_protocol(
+    kafka_clusters: dict[str, str], kafka_versions: dict[str, str], tmp_path: Path
+) -> None:
+    """The exactly-once and failover tests on a 4.x cluster run with transactions version 2 (KIP-890: an epoch bump
+    at every commit) and the KIP-848 consumer group protocol finalized, as Kafka's own kafka-features reports them;
+    2.3.0 has neither (it predates the feature API)."""
+    alias = next((a for a, v in kafka_versions.items() if v.startswith("4.")), None)
+    if alias is None:
+        pytest.skip("no Kafka 4 cluster in this run")
+    tool, env = runtime(kafka_versions[alias], default_cache_dir()).tool("kafka-features", tmp_path)
+    out = subprocess.run(
+        [*tool, "--bootstrap-server", kafka_clusters[alias], "describe"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    finalized = {
+        line.split()[1]: line.split("FinalizedVersionLevel:")[1].split()[0]
+        for line in out.splitlines()
+        if line.startswith("Feature:")
+    }
+    assert finalized["transaction.version"] == "2"
+    assert finalized["group.version"] == "1"  # the consumer protocol (KIP-848) is on
