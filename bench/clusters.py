@@ -1,4 +1,5 @@
-"""The two clusters a benchmark runs on: our own local Kafka 2.3.0 pair, or running ones from BENCH_CLUSTERS."""
+"""The two clusters a benchmark runs on: our own local pair (Kafka 4 by default, MIRRORPLANE_KAFKA_VERSION chooses),
+or running ones from BENCH_CLUSTERS."""
 
 from __future__ import annotations
 
@@ -9,13 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from localkafka import LocalKafka
-from localkafka.dist import KAFKA_DIST_NAME
 
 STATE_DIR = Path("var/bench-kafka")
 BROKER_PORT_BASE = 21092  # away from the dev (19092+) and test (29092+) clusters
 ZK_PORT_BASE = 14181
 # Kafka's own default (kafka-server-start.sh). At 512m, localkafka's default, the source broker of a 10,000-partition
-# bench-scale run spent nearly two cores in GC after a few runner starts and lost its ZooKeeper session.
+# bench-scale run on 2.3.0 spent nearly two cores in GC after a few runner starts and lost its ZooKeeper session.
 BROKER_HEAP = "1g"
 
 
@@ -49,7 +49,7 @@ def bench_clusters(keep: bool = False) -> Iterator[BenchClusters]:
     try:
         servers = kafka.up(["src", "dst"])
         pids = (kafka.broker_pid("src"), kafka.broker_pid("dst"))
-        yield BenchClusters(servers["src"], servers["dst"], KAFKA_DIST_NAME.split("-")[-1], pids)
+        yield BenchClusters(servers["src"], servers["dst"], kafka.version, pids)
     finally:
         if not keep:
             kafka.down()  # data stays in var/bench-kafka, so the next run reuses the preloaded topics

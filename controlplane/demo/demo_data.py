@@ -40,6 +40,7 @@ def _create_topics(bootstrap: str) -> None:
         try:
             future.result(timeout=30)
         except KafkaException as exc:
-            # A restarted broker may list no topics while it loads its logs, though ZooKeeper has them: they exist.
+            # A restarted broker may list no topics while it loads its logs, though its metadata (the KRaft log, or
+            # ZooKeeper on 2.3.0) has them: they exist.
             if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                 raise

@@ -58,7 +58,12 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=8000, help="port of the web server (default 8000)")
         # Distinct bases let the demo run beside other local clusters, such as the test suite's.
         parser.add_argument("--kafka-broker-port-base", type=int, default=19092, help="default 19092")
-        parser.add_argument("--kafka-zk-port-base", type=int, default=12181, help="default 12181")
+        parser.add_argument(
+            "--kafka-zk-port-base",
+            type=int,
+            default=12181,
+            help="first control port: the KRaft controllers' (ZooKeepers' on Kafka 2.3.0); default 12181",
+        )
         parser.add_argument(
             "--no-traffic",
             action="store_true",
