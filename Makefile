@@ -121,7 +121,7 @@ bench-quick: install
 # Facts are generated once into var/bench/; BENCH_ANALYTICS_ARGS="--rounds 3 --regenerate" to change that.
 .PHONY: bench-analytics
 BENCH_ANALYTICS_ARGS ?=
-# One flow of 1k, 3k and 10k partitions on the standalone runner: catch-up, pickup, idle CPU, memory (issue 17).
+# One flow of 1k, 3k and 10k partitions on the standalone runner: catch-up, pickup, idle CPU, memory.
 bench-scale: install
 	BENCH_CLUSTERS=$(BENCH_CLUSTERS) $(PY) -m bench.scale $(BENCH_SCALE_ARGS)
 
