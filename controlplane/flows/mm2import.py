@@ -80,7 +80,8 @@ def import_properties(text: str, actor: Any) -> tuple[list[Cluster], list[Flow]]
     except ConfigError as exc:  # the `clusters` list itself
         configs, errors = [], [exc]
     plan = _Plan.of(configs)
-    problems = [(exc.property_name, exc.reason) for exc in errors] + plan.problems
+    # A bootstrap.servers the file's own rules refused is refused again by the cluster's: say it once.
+    problems = list(dict.fromkeys([(exc.property_name, exc.reason) for exc in errors] + plan.problems))
     if not problems and not plan.flows:
         problems.append(("clusters", NO_FLOWS))
     if problems:
