@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
-
 from cryptography import x509
 from django.core.exceptions import ValidationError
 
+from replication.mm2 import hosts
 from replication.mm2.policy import PolicyError, validate_alias
 
 
@@ -19,18 +18,13 @@ def validate_cluster_alias(alias: str) -> None:
         raise ValidationError(str(exc).split(": ", 1)[-1]) from None
 
 
-# ASCII digits only: str.isdigit() also accepts "١٢٣", which librdkafka cannot use.
-_PORT = re.compile(r"[0-9]{1,5}")
-
-
 def validate_bootstrap_servers(value: str) -> None:
-    """A comma-separated list of host:port, as librdkafka's bootstrap.servers takes it."""
-    servers = [server.strip() for server in value.split(",")]
-    for server in servers:
-        host, sep, port = server.rpartition(":")
-        valid_port = _PORT.fullmatch(port) is not None and 0 < int(port) < 65536
-        if not sep or not host or not valid_port or any(c.isspace() for c in host):
-            raise ValidationError(f"{server!r} is not host:port (expected e.g. kafka1:9092,kafka2:9092)")
+    """A comma-separated list of host:port, as librdkafka's bootstrap.servers takes it, each host an RFC 1123
+    name or an IP address (replication.mm2.hosts, the rule the MM2 properties file also keeps)."""
+    try:
+        hosts.validate_bootstrap_servers(value)
+    except hosts.HostError as exc:
+        raise ValidationError(str(exc)) from None
 
 
 def validate_ca_pem(value: str) -> None:

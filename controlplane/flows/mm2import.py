@@ -10,15 +10,19 @@ which holds nothing but bulk inserts: on SQLite other writers wait for milliseco
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.validators import UniqueValidator
 
-from controlplane.audit.services import record_created
+from controlplane.audit.models import AuditRecord
+from controlplane.audit.services import record, record_created
 from controlplane.clusters.api.serializers import ClusterSerializer
 from controlplane.clusters.models import Cluster
 from controlplane.flows import validation
@@ -31,10 +35,36 @@ from replication.mm2.config import REDACTED, load_flows
 from replication.mm2.properties import parse_properties, property_lines
 
 NO_FLOWS = "the file defines no flow, so nothing would be imported: enable one with source->target.enabled = true"
+FAILED_ACTION = "flow.import_failed"
+# A user may fail this many imports in the window; further imports wait until the oldest failure leaves it. Enough
+# for fixing a file by hand, and it bounds guessing at whatever an answer might still reveal.
+MAX_FAILED_IMPORTS = 10
+FAILED_IMPORTS_WINDOW = timedelta(minutes=10)
+FAILED_IMPORTS_LIMIT = f"at most {MAX_FAILED_IMPORTS} failed imports in {FAILED_IMPORTS_WINDOW.seconds // 60} minutes"
+
+
+def seconds_until_import_allowed(actor: Any) -> int:
+    """0 while ``actor`` has failed fewer than MAX_FAILED_IMPORTS imports in the window, else the seconds until
+    the oldest of those failures (their audit records) leaves it."""
+    now = timezone.now()
+    failures = AuditRecord.objects.filter(actor=actor, action=FAILED_ACTION, at__gt=now - FAILED_IMPORTS_WINDOW)
+    times = list(failures.order_by("-at").values_list("at", flat=True)[:MAX_FAILED_IMPORTS])
+    if len(times) < MAX_FAILED_IMPORTS:
+        return 0
+    wait: float = (times[-1] + FAILED_IMPORTS_WINDOW - now).total_seconds()
+    return max(1, math.ceil(wait))
+
+
+def record_failure(actor: Any, detail: Any) -> None:
+    """Audit a refused import by how many problems it had: the file and the messages stay out of the record,
+    as they may quote a secret of the file."""
+    problems = sum(len(value) if isinstance(value, list) else 1 for value in _as_dict(detail).values())
+    record(actor, FAILED_ACTION, None, after={"problems": problems})
 
 
 def import_properties(text: str, actor: Any) -> tuple[list[Cluster], list[Flow]]:
-    """Create the clusters and flows the file defines, all or nothing; existing identical clusters are reused.
+    """Create the clusters and flows the file defines, all or nothing; an existing cluster whose settings other
+    than the password are the file's is reused, with its stored password.
 
     Each created row gets its own audit record, as if it had been POSTed by ``actor``. ValidationError
     ``{"properties": [every problem, by line]}`` when anything is wrong, and then nothing is written.
@@ -50,7 +80,8 @@ def import_properties(text: str, actor: Any) -> tuple[list[Cluster], list[Flow]]
     except ConfigError as exc:  # the `clusters` list itself
         configs, errors = [], [exc]
     plan = _Plan.of(configs)
-    problems = [(exc.property_name, exc.reason) for exc in errors] + plan.problems
+    # A bootstrap.servers the file's own rules refused is refused again by the cluster's: say it once.
+    problems = list(dict.fromkeys([(exc.property_name, exc.reason) for exc in errors] + plan.problems))
     if not problems and not plan.flows:
         problems.append(("clusters", NO_FLOWS))
     if problems:
@@ -122,11 +153,15 @@ class _Plan:
         return cluster
 
     def _reused(self, cluster: Cluster, data: dict[str, Any]) -> Cluster | None:
-        """An existing cluster is reused when the file agrees with its settings (a redacted password agrees)."""
+        """An existing cluster is reused when the file agrees with its settings other than the password.
+
+        The file's password is never compared with the stored one, nor stored: an answer that depended on it
+        would tell whoever may import whether a guessed password is right. The stored password is left alone
+        (an admin changes it through the cluster API, which audits the change).
+        """
         stored = {name: getattr(cluster, name) for name in data if name != "sasl_password"}
         given = {name: value for name, value in data.items() if name != "sasl_password"}
-        password = data.get("sasl_password")
-        if stored != given or (password not in (None, REDACTED) and password != cluster.sasl_password):
+        if stored != given:
             self.problems.append((cluster.alias, "a cluster with this alias exists with other settings"))
             return None
         return cluster

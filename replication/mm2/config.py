@@ -24,6 +24,7 @@ from typing import Any
 
 from replication.config import PROPERTIES, ClusterConfig, ConfigError, FlowConfig, Property
 from replication.kafka.clients import settings_error
+from replication.mm2 import hosts
 from replication.mm2.properties import parse_properties, property_line
 
 log = logging.getLogger("replication.mm2config")
@@ -105,6 +106,8 @@ def load_flows(props: Mapping[str, str], errors: list[ConfigError] | None = None
         ):
             with _reporting(errors):
                 _check_client(f"{alias}.{prefix}", settings)
+        with _reporting(errors):
+            _check_bootstrap(alias, cluster.client)
     built: list[FlowConfig] = []
     for (source, target), flow in flows.items():
         with _reporting(errors):
@@ -243,6 +246,14 @@ def _check_client(prefix: str, settings: Mapping[str, str]) -> None:
         key = next((key for key in settings if settings_error({key: settings[key]}, log)), None)
     reason = "unknown property" if "No such configuration property" in error else f"refused by librdkafka: {error}"
     raise ConfigError(prefix + key if key else prefix.rstrip("."), reason)
+
+
+def _check_bootstrap(alias: str, client: Mapping[str, str]) -> None:
+    if "bootstrap.servers" in client:
+        try:
+            hosts.validate_bootstrap_servers(client["bootstrap.servers"])
+        except hosts.HostError as exc:
+            raise ConfigError(f"{alias}.bootstrap.servers", str(exc)) from None
 
 
 # --- properties from FlowConfigs ---------------------------------------------------------------------------

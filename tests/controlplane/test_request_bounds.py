@@ -3,13 +3,22 @@ before any parser recurses (deep JSON used to be a 500 RecursionError on every J
 
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
+from collections.abc import Iterator, Mapping
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from django.conf import settings
+from rest_framework import serializers
+from rest_framework.test import APIClient
 
-from controlplane.core.middleware import MAX_JSON_DEPTH, json_depth
+import controlplane
+from controlplane.core.fields import BoundedJSONField
+from controlplane.core.jsondepth import MAX_JSON_DEPTH, json_depth
+from controlplane.reports.models import Report
 from tests.support.live import Http
 
 JSON_ENDPOINTS = [
@@ -90,3 +99,60 @@ def _nest(value: Any, depth: int) -> Any:
 def test_brackets_inside_strings_do_not_count() -> None:
     assert json_depth('{"a": "[[[[{{{{", "b": ["\\"[["]}') == 2
     assert json_depth('"unterminated [[[[') == 0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("format", ["multipart", "form"])
+def test_a_deep_json_value_in_a_form_field_is_a_400_naming_the_field(api: Any, format: str) -> None:
+    response = _post_form(api("admin"), "/api/v1/reports/", {"parameters": nested(1000)}, format)
+
+    assert response.status_code == 400
+    assert response.json()["parameters"] == [f"The JSON value is nested deeper than {MAX_JSON_DEPTH} levels."]
+    assert not Report.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("format", ["multipart", "form"])
+def test_a_json_value_in_a_form_field_as_deep_as_the_bound_still_reaches_the_serializer(api: Any, format: str) -> None:
+    response = _post_form(api("admin"), "/api/v1/reports/", {"parameters": nested(MAX_JSON_DEPTH)}, format)
+
+    assert response.status_code == 400
+    assert response.json()["parameters"] == ["an object of at most 20 job options"]
+
+
+def test_every_writable_json_field_of_the_api_parses_with_the_depth_bound() -> None:
+    for module in pkgutil.walk_packages(controlplane.__path__, "controlplane."):
+        if ".api." in module.name:
+            importlib.import_module(module.name)
+
+    unbounded = [
+        f"{serializer.__module__}.{serializer.__name__}: {path}"
+        for serializer in _subclasses(serializers.Serializer)
+        if serializer.__module__.startswith("controlplane.")
+        for path, field in _fields(serializer().fields)
+        if getattr(field, "_is_jsonfield", False) and not field.read_only and not isinstance(field, BoundedJSONField)
+    ]
+
+    assert unbounded == []
+
+
+def _post_form(client: APIClient, url: str, data: dict[str, str], format: str) -> Any:
+    if format == "multipart":
+        return client.post(url, data, format="multipart")
+    return client.post(url, urlencode(data), content_type="application/x-www-form-urlencoded")
+
+
+def _subclasses(cls: type) -> set[type]:
+    found = set(cls.__subclasses__())
+    return found.union(*(_subclasses(sub) for sub in found))
+
+
+def _fields(fields: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    for name, field in fields.items():
+        path = f"{prefix}{name}"
+        yield path, field
+        child = getattr(field, "child", None)
+        if child is not None:
+            yield from _fields({"[]": child}, path)
+        if isinstance(field, serializers.Serializer):
+            yield from _fields(field.fields, path + ".")

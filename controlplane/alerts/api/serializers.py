@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -10,8 +11,11 @@ from controlplane.alerts.choices import CLUSTER_KINDS
 from controlplane.alerts.models import Alert, AlertRule, WebhookTarget
 from controlplane.alerts.services.webhooks import origin
 from controlplane.clusters import crypto
+from replication.mm2 import hosts
 
 MAX_FOR_SECONDS = 7 * 24 * 3600
+# Anything but RFC 3986's unreserved, reserved and percent characters: markup, quotes, spaces, controls, non-ASCII.
+_NOT_URL = re.compile(r"[^A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]")
 
 
 class AlertSerializer(serializers.ModelSerializer[Alert]):
@@ -101,14 +105,26 @@ class WebhookTargetSerializer(serializers.ModelSerializer[WebhookTarget]):
         return fields
 
     def validate_url(self, value: str) -> str:
-        parts = urlsplit(value.strip())
+        """An http(s) URL of RFC 3986's characters whose host is an RFC 1123 name or an IP address."""
+        value = value.strip()
+        stray = _NOT_URL.search(value)
+        if stray is not None:
+            raise serializers.ValidationError(f"{stray.group()!r} is not allowed in a URL (percent-encode it)")
+        try:
+            parts = urlsplit(value)
+        except ValueError:  # unbalanced brackets, or an address in brackets that is not one
+            raise serializers.ValidationError("the URL's host is not a host name or an IP address") from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise serializers.ValidationError("expected an http:// or https:// URL with a host")
         try:
             parts.port  # noqa: B018 (raises on a malformed port)
         except ValueError:
             raise serializers.ValidationError("the URL's port is not a number from 0 to 65535") from None
-        return value.strip()
+        try:
+            hosts.validate_host(parts.hostname)
+        except hosts.HostError as exc:
+            raise serializers.ValidationError(f"the URL's host: {exc}") from None
+        return value
 
     def _stored(self, validated: dict[str, Any]) -> dict[str, Any]:
         url = validated.pop("url", None)

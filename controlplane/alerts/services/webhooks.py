@@ -39,6 +39,7 @@ def origin(url: str) -> str:
     """scheme://host[:port] of the URL: all of it that may be shown (its path or query may hold a token)."""
     parts = urlsplit(url)
     host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host  # an IPv6 literal keeps its brackets
     return f"{parts.scheme}://{host}{f':{parts.port}' if parts.port else ''}"
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from controlplane.core.fields import BoundedJSONField
 from controlplane.failover.choices import Check, Step
 from controlplane.failover.services.translate import CHECKPOINT, INVERSE, NONE
 from replication.offsets.translation import SYNC, TIMESTAMP
@@ -191,7 +192,7 @@ class FailbackResultSerializer(serializers.Serializer[Any]):
     would_create = serializers.CharField(allow_blank=True, help_text="a dry run: the flow that would be created")
     skipped = serializers.BooleanField(help_text="the operator chose not to set it up")
     reason = serializers.CharField(allow_blank=True, help_text="why it was skipped")
-    errors = serializers.JSONField(help_text="field errors of the refused flow back, as the flow API words them")
+    errors = BoundedJSONField(help_text="field errors of the refused flow back, as the flow API words them")
     error = _error()
 
 

@@ -8,6 +8,7 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_fiel
 from rest_framework import serializers
 
 from controlplane.clusters.api.fields import ClusterAliasField
+from controlplane.core.fields import BoundedJSONField
 from controlplane.core.pagination import MAX_OFFSET
 from controlplane.failover.api import results as r
 from controlplane.failover.choices import STEP_ORDER, JobState, Mode, Status, Step
@@ -152,7 +153,7 @@ class StepJobSerializer(serializers.Serializer[Failover]):
         source="job_state", choices=JobState.choices, help_text="idle, queued, running, succeeded or failed"
     )
     by = serializers.SerializerMethodField(help_text="username of who started it (null if unknown)")
-    inputs = serializers.JSONField(source="job_inputs", help_text="the inputs the step runs with")
+    inputs = BoundedJSONField(source="job_inputs", help_text="the inputs the step runs with")
     queued_at = serializers.DateTimeField(source="job_queued_at", allow_null=True)
     started_at = serializers.DateTimeField(
         source="job_started_at", allow_null=True, help_text="when a worker started it (null while queued)"

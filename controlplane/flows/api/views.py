@@ -11,6 +11,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.decorators import action
+from rest_framework.exceptions import ParseError, Throttled, ValidationError
 from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -102,15 +103,27 @@ class FlowViewSet(AuditedModelViewSet[Flow]):
 
     @extend_schema(
         request={"application/json": PropertiesSerializer, "text/plain": OpenApiTypes.STR},
-        responses={201: ImportResultSerializer, 400: OpenApiResponse(description="properties: what is wrong")},
+        responses={
+            201: ImportResultSerializer,
+            400: OpenApiResponse(description="properties: what is wrong"),
+            429: OpenApiResponse(description="detail: too many failed imports, and when to retry"),
+        },
     )
     @action(detail=False, methods=["post"], url_path="import", parser_classes=[JSONParser, PlainTextParser])
     def import_(self, request: Request) -> Response:
-        """Create the clusters and flows of a MirrorMaker 2 properties file, all or nothing."""
-        data = {"properties": request.data} if isinstance(request.data, str) else request.data
-        serializer = PropertiesSerializer(data=data)
-        serializer.is_valid(raise_exception=True)
-        clusters, flows = mm2import.import_properties(serializer.validated_data["properties"], request.user)
+        """Create the clusters and flows of a MirrorMaker 2 properties file, all or nothing. A refused import is
+        audited, and a user's refused imports are limited (a 429 names the limit)."""
+        wait = mm2import.seconds_until_import_allowed(request.user)
+        if wait:
+            raise Throttled(wait, detail=f"Too many failed imports: {mm2import.FAILED_IMPORTS_LIMIT} per user.")
+        try:
+            data = {"properties": request.data} if isinstance(request.data, str) else request.data
+            serializer = PropertiesSerializer(data=data)
+            serializer.is_valid(raise_exception=True)
+            clusters, flows = mm2import.import_properties(serializer.validated_data["properties"], request.user)
+        except (ParseError, ValidationError) as exc:
+            mm2import.record_failure(request.user, exc.detail)
+            raise
         self.audit("import", None, after={"clusters": [c.alias for c in clusters], "flows": [f.name for f in flows]})
         body: dict[str, Any] = {
             "clusters": ClusterSerializer(clusters, many=True).data,

@@ -7,6 +7,7 @@ from typing import Any
 from django.urls import reverse
 from rest_framework import serializers
 
+from controlplane.core.fields import BoundedJSONField
 from controlplane.jobs.choices import JobState
 from controlplane.jobs.models import Job
 
@@ -16,7 +17,7 @@ class JobSerializer(serializers.ModelSerializer[Job]):
 
     state = serializers.ChoiceField(choices=JobState.choices, help_text="queued, running, succeeded or failed")
     url = serializers.SerializerMethodField(help_text="where to poll the job: GET /api/v1/jobs/{id}/")
-    result = serializers.JSONField(allow_null=True, help_text="the job's answer once it succeeded, else null")
+    result = BoundedJSONField(allow_null=True, help_text="the job's answer once it succeeded, else null")
     error = serializers.CharField(help_text="why the job failed (a stale job says so), else ''")
     expires_at = serializers.DateTimeField(
         allow_null=True,

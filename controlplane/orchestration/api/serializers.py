@@ -7,6 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from controlplane.core.fields import BoundedJSONField
 from controlplane.core.pagination import MAX_OFFSET
 from controlplane.orchestration.choices import TaskFailure, TaskState
 
@@ -20,7 +21,7 @@ PLACEMENTS = [
 
 
 def _topic_partitions(help_text: str) -> serializers.ListField:
-    pair = serializers.ListField(child=serializers.JSONField(), min_length=2, max_length=2)
+    pair = serializers.ListField(child=BoundedJSONField(), min_length=2, max_length=2)
     return serializers.ListField(child=pair, help_text=f"{help_text}, as [[topic, partition], ...]")
 
 

@@ -2,14 +2,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import models
 from rest_framework import serializers
 
+from controlplane.core.fields import BoundedJSONField
 from controlplane.reports.models import Report
 
 MAX_PARAMETERS = 20
 
 
 class ReportSerializer(serializers.ModelSerializer[Report]):
+    # parameters: a form field's JSON string is parsed with the request's depth bound
+    serializer_field_mapping = serializers.ModelSerializer.serializer_field_mapping | {
+        models.JSONField: BoundedJSONField
+    }
+
     class Meta:
         model = Report
         fields = [

@@ -7,6 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from controlplane.core.fields import BoundedJSONField
 from controlplane.flows import validation
 from controlplane.flows.api.serializers import FlowSerializer
 from controlplane.flows.defaults import flow_default
@@ -41,10 +42,10 @@ class FlowReportSerializer(serializers.Serializer[dict[str, Any]]):
     until = serializers.DateTimeField(allow_null=True, help_text="end of the window the job read; null: open")
     no_data = serializers.BooleanField(help_text="the window held no facts")
     note = serializers.CharField(allow_blank=True, help_text="the job's remark, or empty")
-    figures = serializers.DictField(child=serializers.JSONField(), help_text="whole-lake figures (facts, records...)")
+    figures = serializers.DictField(child=BoundedJSONField(), help_text="whole-lake figures (facts, records...)")
     flagged_in = serializers.ListField(child=serializers.CharField(), help_text="sections that list the flow")
     rows = serializers.ListField(
-        child=serializers.DictField(child=serializers.JSONField()),
+        child=serializers.DictField(child=BoundedJSONField()),
         help_text=f"the summary's rows about the flow (at most {MAX_REPORT_ROWS}), each with its `section`",
     )
 
