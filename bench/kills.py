@@ -1,4 +1,4 @@
-"""Duplicates after kills: a replicator SIGKILLed mid-copy, started again, and left to finish (issue 15).
+"""Duplicates after kills: a replicator SIGKILLed mid-copy, started again, and left to finish: duplicates and losses.
 
 Method. The replicator copies a preloaded data set (its records carry the keys `key-0` ... `key-<N-1>`) into an
 empty target topic. Each time the target has grown by N / (kills + 1) records since the run started, every

@@ -186,7 +186,7 @@ def _child_commands(port: int, bootstraps: dict[str, str], *, traffic: bool = Tr
 
 def _child_env() -> dict[str, str]:
     # 12 slots: the demo's 2 tasks plus 10 for what a new user adds (5 flows of tasks.max 2); the worker line adds 4
-    # pool processes for the controller, provisioning, sampling and reports (docs/operations.md, "Capacity is explicit").
+    # pool processes for the controller, provisioning, sampling and reports (docs/operations.md, "Capacity").
     return {"MIRRORPLANE_WORKER_SLOTS": "12", **os.environ, "PYTHONUNBUFFERED": "1"}
 
 
