@@ -3,7 +3,7 @@
     python -m bench.controlplane_api [--clusters 50] [--flows 2000] [--partitions 10000] [--requests 300]
                                      [--server gunicorn|runserver] [--port 18830]
 
-Seeds `--flows` flows of 8 partitions each, plus one flow of `--partitions` partitions in 4 tasks (issue 17's 10k),
+Seeds `--flows` flows of 8 partitions each, plus one flow of `--partitions` partitions in 4 tasks (10k by default),
 every task's report stored as a running task stores it (services/reports.py).
 
 Times requests over HTTP, one at a time with a token, against a server process on a fresh SQLite database under

@@ -1,4 +1,4 @@
-"""A bare exactly-once loop, as a latency floor for issue 15: how close can transactions come to MirrorMaker?
+"""A bare exactly-once loop, as a latency floor for exactly once: how close can transactions come to MirrorMaker?
 
 Like bench.bareloop, it tracks no positions, so it is a ceiling, not a replicator. Each transaction takes what
 the consumer (read_committed) collected, produces it, flushes it and commits it.

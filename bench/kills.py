@@ -1,4 +1,4 @@
-"""Duplicates after kills: a replicator SIGKILLed mid-copy, started again, and left to finish (issue 15).
+"""Duplicates after kills: a replicator SIGKILLed mid-copy, started again, and left to finish: duplicates and losses.
 
 Method. The replicator copies a preloaded data set (its records carry the keys `key-0` ... `key-<N-1>`) into an
 empty target topic. Each time the target has grown by N / (kills + 1) records since the run started, every
@@ -13,7 +13,7 @@ key and its end offsets stand still for `SETTLE_S`; it then stops cleanly. The t
 
 MirrorMaker's consumer commits its offsets every 60 s (`offset.commit.interval.ms`, its default), so a run killed
 before its first commit starts over from the beginning of the source. Mirrorplane at least once resumes from what
-the target holds (README: "Restarts at least once"); exactly once, from its last committed transaction.
+the target holds (docs/standalone.md, "Restarts at least once"); exactly once, from its last committed transaction.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 
 Runs the real Django stack in-process (WSGI test client, no network) on a fresh SQLite database under
 var/bench-import, or on the database of DATABASE_URL (flushed first: give it a scratch database). The file holds
-active-active pairs (c0000 <-> c0001, ...), the usual MM2 shape. Target (issue 13): 2,000 clusters and 2,000
+active-active pairs (c0000 <-> c0001, ...), the usual MM2 shape. Target: 2,000 clusters and 2,000
 flows in under 10 s. Prints figures; asserts nothing.
 """
 

@@ -4,7 +4,7 @@
 - `mp-alo` / `mp-eos`: Mirrorplane's engine, `python -m replication run`, at least once / exactly once.
 - `loop`: the bare confluent-kafka loop of the performance baseline (bench/bareloop.py), the engine's ceiling.
 - `eos-loop` / `eos-loop2`: a bare exactly-once loop (bench/eosloop.py) with one transactional producer, and with
-  two taking turns so a commit overlaps the next transaction: exactly-once latency floors, for issue 15.
+  two taking turns so a commit overlaps the next transaction: exactly-once latency floors.
 
 Every launch copies into an empty target topic: MirrorMaker keeps the topic name, so its target topic is deleted
 and recreated first; the engine gets a fresh source alias per run, hence a fresh remote topic and positions topic.

@@ -1,4 +1,4 @@
-"""`make bench-scale`: the standalone runner on one flow of 1k, 3k and 10k partitions (issue 17), so growth shows.
+"""`make bench-scale`: the standalone runner on one flow of 1k, 3k and 10k partitions, so growth shows.
 
 For each size: N topics of 10 partitions are created and preloaded, and `python -m replication run` starts on a
 fresh source alias (no positions, no remote topics), with tasks.max tasks. Figures per size:

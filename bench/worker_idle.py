@@ -1,4 +1,4 @@
-"""The control plane's worker with one idle flow of many partitions: its CPU, beat's, and where it goes (issue 17).
+"""The control plane's worker with one idle flow of many partitions: its CPU, beat's, and where it goes.
 
     python -m bench.worker_idle [--partitions-list 10000] [--runs 2] [--window 60] [--py-spy 40] [--repo PATH]
 

@@ -1,4 +1,4 @@
-"""Control-plane worker memory with idle flows: Celery's prefork pool against its threads pool (issue 17).
+"""Control-plane worker memory with idle flows: Celery's prefork pool against its threads pool.
 
     python -m bench.worker_memory [--flows 1,4,8,16] [--pools prefork,threads]
 

@@ -59,7 +59,7 @@ def run_periodically(
                     _run(emitter, name)
                     due[i] = clock() + emitter.interval
             # Until the next one is due: woken at once by a stop (an idle 10 Hz poll here was part of an idle
-            # worker's CPU, bench/README.md session 19).
+            # worker's CPU, `python -m bench.worker_idle`, bench/README.md).
             stopping.wait(max(0.0, min(due, default=now + 1.0) - clock()))
     finally:
         for emitter in emitters:

@@ -245,7 +245,7 @@ class OffsetSyncEmitter:
     def _unsettled(self, now: float) -> list[tuple[str, int]]:
         """What a sweep looks at: every partition but those settled at an unchanged source end offset, whose frontier
         is not due for its rewrite. At 2,500 idle partitions per task, asking each one's position and frontier every
-        sweep was the largest part of an idle control plane worker's Python (bench/README.md, session 19)."""
+        sweep was the largest part of an idle control plane worker's Python (`bench.worker_idle --py-spy`)."""
         moved, due = self.sweep.moved, now - self.rewrite_after
         return [
             key

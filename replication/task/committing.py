@@ -224,7 +224,7 @@ class PositionCommitter:
         """A sweep's partitions: all of them once per SETTLED_SWEEP_SECONDS, else the unsettled ones.
 
         Reading a partition's cached end offset costs about 3 us (librdkafka looks its topic up in a list): 2,500
-        partitions per task every 5 s were most of an idle task's Python (bench/README.md, session 21). A settled
+        partitions per task every 5 s were most of an idle task's Python (`bench.worker_idle --py-spy`). A settled
         partition's end offset moves without a consumed record (which marks it moved) only when the source appends
         transaction markers alone, so its lag and its offset syncs' frontier follow such an abort within 30 s.
         """

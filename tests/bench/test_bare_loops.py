@@ -4,7 +4,7 @@ in each partition's order.
 The two-producer mode commits one transaction while the next is produced; its order argument (flush before the
 commit, commit after the one before) is what this checks: records arrive in 40 close bursts while it runs, so the copy
 spans many transactions on both producers. It catches a reorder, not every time: without the flush before the
-commit, it failed in 1 of 2 runs (session 15).
+commit, it failed in 1 of 2 runs.
 """
 
 from __future__ import annotations

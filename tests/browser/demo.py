@@ -15,7 +15,7 @@ from pathlib import Path
 from tests.support import workers
 
 REPO = Path(__file__).resolve().parents[2]
-# Below the ephemeral range and apart from every other fixed port of the project (README: Local Kafka clusters).
+# Below the ephemeral range and apart from every other fixed port of the project (docs/local-kafka.md, ports).
 DEMO_WEB_PORT = workers.port(int(os.environ.get("MIRRORPLANE_DEMO_TEST_WEB_PORT", "8610")))
 DEMO_BROKER_PORT_BASE = workers.port(int(os.environ.get("MIRRORPLANE_DEMO_TEST_PORT_BASE", "26092")))
 DEMO_PASSWORD = "demo-password-for-tests"

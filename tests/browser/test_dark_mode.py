@@ -1,4 +1,4 @@
-"""Dark mode (issue 16, item 5): the system's preference by default, a three-state toggle in the header that is
+"""Dark mode: the system's preference by default, a three-state toggle in the header that is
 remembered across reloads, and the Plotly graph and charts redrawn in the theme's colours without a reload.
 
 Screenshots of the dashboard, a flow page, the failover wizard and the login page in both modes go to

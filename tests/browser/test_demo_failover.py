@@ -1,4 +1,4 @@
-"""Issue 12, acceptance 1: a whole planned failover in the browser against `manage.py demo` itself.
+"""A whole planned failover in the browser against `manage.py demo` itself.
 
 The demo runs on its own defaults (SQLite, the embedded Celery transport, one worker, its own three clusters and
 traffic generator). A consumer group reads `orders` on us-west live while the wizard plans, checks and drains;

@@ -1,4 +1,4 @@
-"""Issue 16, item 3: the plan's picker lists a group that consumed on the source (with its lag), not one of an
+"""The failover plan's group picker lists a group that consumed on the source (with its lag), not one of an
 unrelated topic; the operator picks it, the failover runs from it, and the verify result stays on the later steps."""
 
 from __future__ import annotations

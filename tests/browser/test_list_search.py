@@ -1,4 +1,4 @@
-"""List search and per-partition lag (issue 16, item 4): typing in the clusters list's search box filters the rows
+"""List search and per-partition lag: typing in the clusters list's search box filters the rows
 through the API (and says when nothing matches), the failover list filters by state, and clicking a partition
 on the flow page opens its lag chart ("No data" for a partition never sampled).
 

@@ -1,4 +1,4 @@
-"""Issue 12, acceptance 2: schemathesis over every operation against a live `manage.py demo` (web, one Celery worker,
+"""Schemathesis over every operation against a live `manage.py demo` (web, one Celery worker,
 beat, its own three Kafka clusters and traffic), on SQLite with the embedded transport and on Postgres with Redis.
 
 Unlike `test_schemathesis.py` (in-process, inside a test transaction, Kafka patched out), requests here meet the

@@ -1,4 +1,4 @@
-"""Issue 13, findings 5 and 6: login lockout, the secret-key rule, the deploy check and the security headers."""
+"""Login lockout, the secret-key rule, the deploy check and the security headers."""
 
 from __future__ import annotations
 

@@ -154,8 +154,8 @@ def test_new_partitions_new_topics_and_config_changes_arrive_without_restart(kaf
 
 
 def test_a_hundred_new_partitions_are_picked_up_within_refresh_plus_ten_seconds(kafka_clusters: dict[str, str]) -> None:
-    # Issue 17: one blocking watermark call per new partition, each behind the fetch long-poll (~0.5 s), made
-    # 200 new partitions take 104 s. Their offsets now come from two ListOffsets calls for all of them.
+    # One blocking watermark call per new partition, each behind the fetch long-poll (~0.5 s), would make 200 new
+    # partitions take 104 s; their offsets come from two ListOffsets calls for all of them.
     src, dst = kafka_clusters["us-east"], kafka_clusters["backup"]
     prefix = unique_topic("pickup")
     create_topic(src, f"{prefix}-seed", partitions=1)

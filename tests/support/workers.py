@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from urllib.parse import urlsplit, urlunsplit
 
-# Every fixed port range of the project (README: Local Kafka clusters) lies 1,000 or more from the next, and the
+# Every fixed port range of the project (docs/local-kafka.md, ports) lies 1,000 or more from the next, and the
 # ZooKeeper ports of a range sit below it: a stride of 300 keeps two or three workers' ranges apart.
 PORT_STRIDE = 300
 # Redis has databases 0-15; the test run's defaults are 15 (broker), 14 (workers) and 9 (the fuzzed demo).

@@ -1,4 +1,4 @@
-"""Issue 13, finding 7: the API schema, the API root and the API docs need a role like the rest of the API; a
+"""The API schema, the API root and the API docs need a role like the rest of the API; a
 signed-in user with no role gets nothing from them."""
 
 from __future__ import annotations

@@ -180,8 +180,9 @@ def _safe(probe: Any) -> Any:
 def test_a_new_flow_with_tasks_max_4_starts_all_4_tasks_with_no_failure_or_retry(
     kafka_clusters: dict[str, str], settings: Any
 ) -> None:
-    """Issue 18: the flow's topics are provisioned once before its tasks start, so no task's start depends on which
-    task created the positions topic (before, 3 of 4 failed with _UNKNOWN_PARTITION and were retried 30 s later)."""
+    """The flow's topics are provisioned once before its tasks start, so no task's start depends on which
+    task created the positions topic (a task that lost the race
+    failed with _UNKNOWN_PARTITION and was retried 30 s later)."""
     settings.MIRRORPLANE_LEASE_SECONDS = 3
     alias = unique_topic("fresh")  # a source alias the target has never seen: no positions topic yet
     clusters = {alias: kafka_clusters["us-west"], "us-east": kafka_clusters["us-east"]}

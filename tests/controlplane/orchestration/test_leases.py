@@ -61,7 +61,7 @@ def test_an_expired_lease_moves_and_fences_the_old_holder() -> None:
 
 @pytest.mark.django_db(transaction=True)  # the keeper's thread writes through a connection of its own
 def test_a_call_that_outlasts_the_lease_keeps_it_when_kept(settings: Any) -> None:
-    # Issue 17: a start that assigns 750 partitions took 33 s against a 15 s lease, and another worker took over.
+    # A start that assigns 750 partitions took 33 s against a 15 s lease: unkept, another worker would take over.
     settings.MIRRORPLANE_LEASE_SECONDS = 0.6
     assignment, lease, two = _held_by_one_of_two()
     with leases.Kept(lease) as kept:

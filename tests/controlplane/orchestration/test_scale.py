@@ -1,4 +1,4 @@
-"""Issue 17 on real brokers, through the control plane: one flow of 2,000 partitions run by a real worker and beat.
+"""Scale on real brokers, through the control plane: one flow of 2,000 partitions run by a real worker and beat.
 It catches up, 100 partitions added while it runs are picked up, no task restarts, no lease is lost (the lease
 is 4 s here, shorter than a 500-partition start), and every record arrives, checked by bytes."""
 

@@ -1,5 +1,5 @@
-"""The flow form's preview warns when the topic filter selects no source topic (issue 17: a `\\d` that a properties
-file turned into `d` silently matched nothing)."""
+"""The flow form's preview warns when the topic filter selects no source topic (a `\\d` that a properties
+file turns into `d` would otherwise match nothing silently)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The light and dark palettes (issue 16, dark mode): every colour the UI paints is a custom property of both.
+"""The light and dark palettes of dark mode: every colour the UI paints is a custom property of both.
 
 mirrorplane.css declares the dark palette twice, for ``<html data-theme="dark">`` (theme.js, the header's toggle)
 and for the system's preference when no script ran; the JavaScript reads colours from those properties and writes

@@ -1,5 +1,5 @@
 """Exactly once, when a transaction commits: as soon as the task has read everything the source had, or at
-`transaction.boundary.interval.ms` under a backlog (issue 15 item 2: latency near at least once's, batching kept)."""
+`transaction.boundary.interval.ms` under a backlog (so latency stays near at least once's and batching is kept)."""
 
 from __future__ import annotations
 
