@@ -1,4 +1,4 @@
-"""Issue 13, finding 2: request bodies are bounded in size and JSON nesting, and going past a bound is a 400
+"""Request bodies are bounded in size and JSON nesting, and going past a bound is a 400
 before any parser recurses (deep JSON used to be a 500 RecursionError on every JSON endpoint)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 13, finding 1: changing where or how credentials are sent clears the stored SASL password unless the
+"""Changing where or how credentials are sent clears the stored SASL password unless the
 same request re-enters it, so an admin cannot re-target a cluster to capture it.
 
 The fake broker plays the host the attacker controls; the client is driven the way workers and the check drive

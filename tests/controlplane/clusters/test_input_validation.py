@@ -1,4 +1,4 @@
-"""Issue 13, finding 8: ports are ASCII digits 1-65535, *_ms flow properties are bounded, a CA certificate is
+"""Ports are ASCII digits 1-65535, *_ms flow properties are bounded, a CA certificate is
 parsed; every refusal is a 400 naming the field, and nothing of the request is applied."""
 
 from __future__ import annotations
