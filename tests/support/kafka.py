@@ -12,6 +12,8 @@ from typing import TypeVar
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from replication.errors import LEADER_NOT_READY
+
 T = TypeVar("T")
 _counter = itertools.count()
 
@@ -68,10 +70,24 @@ def topic_partitions(bootstrap: str, name: str) -> int:
     return len(meta.partitions)
 
 
-def end_offsets(bootstrap: str, topic: str, partitions: Iterable[int]) -> dict[int, int]:
+def end_offsets(bootstrap: str, topic: str, partitions: Iterable[int], timeout: float = 30.0) -> dict[int, int]:
+    """The partitions' end offsets. A partition created a moment ago (a remote topic the engine just made) may have
+    no leader a client can reach yet: a KRaft broker answers NOT_LEADER_OR_FOLLOWER until its leadership is applied,
+    and that is asked again, to a deadline, as the engine does (replication.errors.LEADER_NOT_READY)."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "mp-test-probe", "enable.auto.commit": False})
+    deadline = time.monotonic() + timeout
     try:
-        return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in partitions}
+        result = {}
+        for p in partitions:
+            while True:
+                try:
+                    result[p] = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+                    break
+                except KafkaException as exc:
+                    if exc.args[0].code() not in LEADER_NOT_READY or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
+        return result
     finally:
         consumer.close()
 
