@@ -47,11 +47,14 @@ def _positive(text: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    from replication.cli.runner import run_flows
+    from replication.cli.runner import StartupStopped, StopSignals, run_flows
     from replication.mm2.config import load_file
 
+    signals = StopSignals() if args.command == "run" else None
     try:
         flows = load_file(args.config)
+    except StartupStopped:
+        return 0
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -66,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return offsets.translate(flow, args.group, args.format)
     if args.accept_data_loss:
         flows = [flow.replace(on_data_loss="continue") for flow in flows]
-    return run_flows(flows, processes=args.processes)
+    return run_flows(flows, processes=args.processes, signals=signals)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from multiprocessing.synchronize import Event as MpEvent
+from typing import Any
 
 from confluent_kafka import KafkaException
 
@@ -105,27 +106,85 @@ def _stop_with_runner(stopping: MpEvent) -> None:
     threading.Thread(target=watch, name="runner-watch", daemon=True).start()
 
 
-def run_flows(flows: Sequence[FlowConfig], processes: int | None = None) -> int:
+class StartupStopped(Exception):
+    """A stop signal arrived before any task ran: there is no position to store, and the runner exits 0."""
+
+
+class StopSignals:
+    """SIGTERM and SIGINT from the first moment of a run. Before the tasks start they end start-up at once (loading
+    the file, provisioning, however long a cluster takes to answer) with StartupStopped; once the tasks run they set
+    `stopping`, and every task stores its positions and returns. Either way the exit code is 0."""
+
+    def __init__(self) -> None:
+        self.stopping = threading.Event()
+        self._starting = True
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, self._handle)
+
+    def _handle(self, signum: int, _frame: object) -> None:
+        self.stopping.set()
+        if self._starting:
+            raise StartupStopped(signal.Signals(signum).name)
+
+    def started(self) -> None:
+        """From here on a signal only sets `stopping`: the tasks stop themselves."""
+        self._starting = False
+
+
+def run_flows(flows: Sequence[FlowConfig], processes: int | None = None, signals: StopSignals | None = None) -> int:
     """Run every enabled flow's tasks until SIGTERM/SIGINT, one process per task or the tasks dealt over
     `processes` processes; returns the process exit code."""
+    signals = signals or StopSignals()
     enabled = [f for f in flows if f.enabled]
     if not enabled:
         log.error("no enabled flow (set a->b.enabled = true)")
         return 1
     try:
         # Once, before any task starts: no task's start depends on another's.
-        starts = [provision_flow(flow).source_topics for flow in enabled]
+        starts = _provision(enabled, signals.stopping)
+    except StartupStopped as stop:
+        log.info("stopped by %s while provisioning, before any task started", stop)
+        return 0
     except (ReplicationError, KafkaException, TimeoutError) as exc:
         text = exc.args[0].str() if isinstance(exc, KafkaException) else str(exc) or "a cluster did not answer in time"
         log.error("%s", text)
         return 2
+    signals.started()
+    if signals.stopping.is_set():
+        log.info("stopped before any task started")
+        return 0
     jobs = [
         (flow, task_id, start) for flow, start in zip(enabled, starts, strict=True) for task_id in range(flow.tasks_max)
     ]
     groups = deal(jobs, len(jobs) if processes is None else processes)
     if len(groups) == 1:
-        return _run_in_process(groups[0])
-    return _run_processes(groups)
+        return _run_in_process(groups[0], signals.stopping)
+    return _run_processes(groups, signals.stopping)
+
+
+def _provision(flows: list[FlowConfig], stopping: threading.Event) -> list[Mapping[str, int]]:
+    """Provision the flows in a thread of its own, so that a stop signal ends start-up at once: librdkafka's calls
+    block the thread that makes them for up to their timeouts (a cluster that does not answer holds provisioning
+    to its deadline), and Python runs a signal handler only in the main thread, between calls. Provisioning only
+    creates what is missing, so a start-up left half done is completed by the next."""
+    outcome: dict[str, Any] = {}
+
+    def provision() -> None:
+        try:
+            outcome["starts"] = [provision_flow(flow).source_topics for flow in flows]
+        except Exception as exc:  # re-raised in the main thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=provision, name="provisioning", daemon=True)
+    thread.start()
+    while thread.is_alive():
+        thread.join(0.2)  # a timed join keeps the main thread free for signal handlers
+        if stopping.is_set():
+            raise StartupStopped("a stop signal")
+    if "error" in outcome:
+        raise outcome["error"]
+    starts: list[Mapping[str, int]] = outcome["starts"]
+    return starts
 
 
 def deal(jobs: list[Job], processes: int) -> list[list[Job]]:
@@ -134,17 +193,14 @@ def deal(jobs: list[Job], processes: int) -> list[list[Job]]:
     return [jobs[i::count] for i in range(count)]
 
 
-def _run_in_process(jobs: list[Job]) -> int:
+def _run_in_process(jobs: list[Job], stopping: threading.Event) -> int:
     if len(jobs) > 1:  # several tasks' lines in one log: each names its task, as a task process's do
         for handler in logging.getLogger().handlers:
             handler.setFormatter(logging.Formatter(TASK_LOG_FORMAT))
-    stopping = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stopping.set())
     return _run_threads(jobs, stopping)
 
 
-def _run_processes(groups: list[list[Job]]) -> int:
+def _run_processes(groups: list[list[Job]], stopped: threading.Event) -> int:
     # Tasks fork from a server that imported the data plane once, before any client or thread existed: they share
     # its pages, where spawned tasks each loaded their own copy (idle-flow memory, bench/README.md). A SIGKILLed
     # runner still takes them along: the server exits when the runner's end of its pipe closes, and each task
@@ -155,6 +211,8 @@ def _run_processes(groups: list[list[Job]]) -> int:
     procs = [ctx.Process(target=_child_main, args=(g, stopping), name=_group_name(g)) for g in groups]
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stopping.set())
+    if stopped.is_set():  # a signal between the end of start-up and the line above
+        return 0
     for proc in procs:
         proc.start()
     failed = False

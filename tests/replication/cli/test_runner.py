@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import io
 import logging
+import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +19,8 @@ from replication.cli import runner
 from replication.config import FlowConfig
 from replication.errors import ReplicationError
 from tests.replication.fakes import flow
+
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _jobs(flows: int, tasks: int) -> list[runner.Job]:
@@ -79,6 +86,59 @@ def test_tasks_sharing_the_runners_own_process_name_themselves_in_its_log(monkey
         logging.getLogger("replication.task").warning("assigned")
 
     monkeypatch.setattr(runner, "run_task", fake_task)
-    assert runner._run_in_process(_jobs(1, 2)) == 0
+    assert runner._run_in_process(_jobs(1, 2), threading.Event()) == 0
     logged = lines.getvalue()
     assert "task us-west->us-east/0 WARNING assigned" in logged and "task us-west->us-east/1 WARNING" in logged
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port  # closed again: nothing listens there
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("after", [0.0, 3.0])
+def test_a_stop_signal_at_any_moment_of_start_up_exits_0(tmp_path: Path, signum: int, after: float) -> None:
+    """Start-up (interpreter, file, provisioning against clusters that do not answer) ends at once on SIGTERM or
+    SIGINT with exit 0: no task ran, so there is no position to store. Before, the handlers came after
+    provisioning, and a SIGTERM during it ended the runner with -15."""
+    source, target = _closed_port(), _closed_port()
+    config = tmp_path / "mm2.properties"
+    config.write_text(
+        "clusters = a, b\n"
+        f"a.bootstrap.servers = 127.0.0.1:{source}\n"
+        f"b.bootstrap.servers = 127.0.0.1:{target}\n"
+        "a->b.enabled = true\n"
+        "a->b.topics = t\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "replication", "run", "--config", str(config)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    if after:  # in provisioning: the clusters never answer, so it waits to its deadline
+        time.sleep(after)
+    else:  # as soon as the run's handlers are in place
+        _wait_for_handler(proc.pid)
+    sent = time.monotonic()
+    proc.send_signal(signum)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0, out
+    assert time.monotonic() - sent < 10, "the stop waited for provisioning's deadline"
+
+
+def _wait_for_handler(pid: int) -> None:
+    """Until the process catches SIGTERM (SigCgt in /proc/<pid>/status): the run's handlers for SIGTERM and SIGINT
+    are then in place. The interpreter's own start-up, before the runner's code runs, is not the runner's to handle."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        status = Path(f"/proc/{pid}/status").read_text()
+        caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
+        if caught & (1 << (signal.SIGTERM - 1)):
+            return
+        time.sleep(0.005)
+    raise AssertionError("the runner never installed its stop handlers")
