@@ -24,16 +24,21 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-
-from django.conf import settings
+from datetime import datetime
 
 from controlplane.alerts.choices import CLUSTER_KINDS, OPEN, AlertKind
 from controlplane.alerts.models import Alert, AlertRule
 from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from controlplane.monitoring.models import ClusterObservation, FlowObservation
-from controlplane.monitoring.services.health import FlowTotals, replicating, totals
+from controlplane.monitoring.services.health import (
+    FlowTotals,
+    current_lag,
+    fresh_observation,
+    replicating,
+    stale_after,
+    totals,
+)
 from controlplane.orchestration.choices import TaskFailure, TaskState
 from controlplane.orchestration.planning import runs
 from controlplane.orchestration.services.status import flow_statuses
@@ -107,7 +112,7 @@ def readings(now: datetime) -> list[Reading]:
         alerted.setdefault(flow_id, set()).add(group)
     found = []
     for flow in flows:
-        status, fresh = statuses[flow.pk], _fresh(observed.get(flow.pk), now)
+        status, fresh = statuses[flow.pk], fresh_observation(observed.get(flow.pk), now)
         for kind, measure in MEASURES.items():
             rule = book.rule(kind, flow.pk)
             if rule is not None:
@@ -163,27 +168,15 @@ def cluster_readings(book: RuleBook, now: datetime) -> list[Reading]:
         observed = {o.cluster_id: o for o in ClusterObservation.objects.all()}
         for cluster in Cluster.objects.all():
             observation, value = observed.get(cluster.pk), None
-            if observation is not None and observation.at >= now - _stale_after():
+            if observation is not None and observation.at >= now - stale_after():
                 value = 0.0 if observation.reachable else 1.0
             found.append(Reading(kind, f"cluster:{cluster.pk}", cluster.alias, rule, value, cluster_id=cluster.pk))
     return found
 
 
-def _stale_after() -> timedelta:
-    # Three observer periods: one late tick is not "no data", a stopped observer is.
-    return timedelta(seconds=3 * settings.MIRRORPLANE_OBSERVE_INTERVAL_SECONDS)
-
-
-def _fresh(observation: FlowObservation | None, now: datetime) -> FlowObservation | None:
-    return observation if observation is not None and observation.at >= now - _stale_after() else None
-
-
 def lag_records(status: FlowStatus, flow_totals: FlowTotals, observation: FlowObservation | None) -> float | None:
-    if replicating(status):
-        return None if flow_totals.lag is None else float(flow_totals.lag)
-    if observation is None or observation.stopped_lag is None:
-        return None
-    return float(observation.stopped_lag)
+    lag = current_lag(status, flow_totals, observation)
+    return None if lag is None else float(lag)
 
 
 def latency_p99(status: FlowStatus, flow_totals: FlowTotals, observation: FlowObservation | None) -> float | None:

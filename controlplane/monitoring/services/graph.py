@@ -12,7 +12,7 @@ from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from controlplane.monitoring.choices import UNHEALTHY
 from controlplane.monitoring.models import ClusterObservation, FlowObservation
-from controlplane.monitoring.services.health import health, totals
+from controlplane.monitoring.services.health import current_lag, fresh_observation, health, totals
 from controlplane.monitoring.services.sampling import live_rates
 from controlplane.orchestration.services.status import capacity_status, flow_statuses
 from controlplane.orchestration.taskstatus import FlowStatus
@@ -38,9 +38,13 @@ def dashboard(now: datetime | None = None) -> dict[str, Any]:
 
 def flow_edges(flows: list[Flow], now: datetime | None = None) -> list[dict[str, Any]]:
     """The graph's edge of each flow (health, rate, lag, p99): a few queries for any number of flows."""
+    now = now or timezone.now()
     statuses = flow_statuses(flows)
-    rates = live_rates(flows, now or timezone.now())
-    return [edge(flow, statuses[flow.pk], rates[flow.pk]) for flow in flows]
+    rates = live_rates(flows, now)
+    observed = {o.flow_id: o for o in FlowObservation.objects.filter(flow_id__in=[f.pk for f in flows])}
+    return [
+        edge(flow, statuses[flow.pk], rates[flow.pk], fresh_observation(observed.get(flow.pk), now)) for flow in flows
+    ]
 
 
 def node(cluster: Cluster) -> dict[str, Any]:
@@ -55,7 +59,10 @@ def node(cluster: Cluster) -> dict[str, Any]:
     }
 
 
-def edge(flow: Flow, status: FlowStatus, records_per_second: float) -> dict[str, Any]:
+def edge(
+    flow: Flow, status: FlowStatus, records_per_second: float, observation: FlowObservation | None = None
+) -> dict[str, Any]:
+    """One flow's edge; its lag is ``current_lag``: live while the flow is paused or stopped, as its alert reads."""
     flow_totals = totals(status)
     return {
         "id": flow.pk,
@@ -66,7 +73,7 @@ def edge(flow: Flow, status: FlowStatus, records_per_second: float) -> dict[str,
         "health": str(health(status, flow_totals)),
         "paused": flow.paused,
         "records_per_second": records_per_second,
-        "lag": flow_totals.lag,
+        "lag": current_lag(status, flow_totals, observation),
         "latency_p99_ms": flow_totals.latency_p99_ms,
         "errors": flow_totals.errors[:3],
         # Tasks no worker has room for: the edge gets its own colour, the reason is in `errors` too.

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
 
 from controlplane.monitoring.choices import Health
+from controlplane.monitoring.models import FlowObservation
 from controlplane.orchestration.choices import TaskState
 from controlplane.orchestration.planning import runs
 from controlplane.orchestration.taskstatus import FlowStatus
@@ -62,6 +66,25 @@ def replicating(status: FlowStatus) -> bool:
     """Every task that should run holds a live lease: the tasks' own figures (lag, p99) are current."""
     tasks = [t for t in status.tasks if runs(t.task_id, t.desired_count)]
     return bool(tasks) and not status.paused and all(t.state == TaskState.RUNNING and t.live for t in tasks)
+
+
+def stale_after() -> timedelta:
+    """An observation older than three observer periods is no data: one late tick is not, a stopped observer is."""
+    return timedelta(seconds=3 * settings.MIRRORPLANE_OBSERVE_INTERVAL_SECONDS)
+
+
+def fresh_observation(observation: FlowObservation | None, now: datetime) -> FlowObservation | None:
+    return observation if observation is not None and observation.at >= now - stale_after() else None
+
+
+def current_lag(status: FlowStatus, flow_totals: FlowTotals, observation: FlowObservation | None) -> int | None:
+    """The flow's lag, the one figure the graph, the dashboard's tile and the lag alerts read: while its tasks run,
+    their own report; while they do not (paused, failed, unplaced), the observer's ``stopped_lag`` (source end
+    offsets minus the last reported positions), because a stopped task's last report stays frozen while the source
+    grows. None (no data) when that observation is missing or stale (pass it through ``fresh_observation``)."""
+    if replicating(status):
+        return flow_totals.lag
+    return None if observation is None else observation.stopped_lag
 
 
 def health(status: FlowStatus, flow_totals: FlowTotals | None = None) -> Health:

@@ -143,3 +143,36 @@ def test_the_preview_lists_the_loops_a_new_flow_closes_up_to_twenty() -> None:
     loops = preview.loops(new, None)
     assert len(loops) == preview.MAX_LOOPS == 20
     assert loops[:2] == ["us-west -> us-east -> us-west", "us-west -> us-east -> hop-24 -> us-west"]
+
+
+@pytest.mark.django_db
+def test_a_paused_flows_edge_tile_and_lag_alert_read_one_live_figure(api: Callable[[str | None], APIClient]) -> None:
+    """While a flow is paused its tasks' last report (lag 2) stays frozen as the source grows; the graph's edge, the
+    total-lag tile and the lag alert all read the observer's stopped lag (382) instead. A stale observation is no
+    data for all three alike."""
+    from controlplane.alerts.choices import AlertKind
+    from controlplane.alerts.services.figures import readings
+    from controlplane.monitoring.models import FlowObservation
+    from controlplane.orchestration.models import TaskAssignment
+    from controlplane.orchestration.services.reports import Reporter
+    from replication.metrics.registry import MetricsRegistry
+
+    west = Cluster.objects.create(alias="us-west", bootstrap_servers="127.0.0.1:1")
+    east = Cluster.objects.create(alias="us-east", bootstrap_servers="127.0.0.1:2")
+    flow = Flow.objects.create(source=west, target=east, topics=["orders"], paused=True)
+    assignment = TaskAssignment.objects.create(flow=flow, task_id=0, partitions=[["orders", 0]])
+    metrics = MetricsRegistry()
+    metrics.set_lag(flow.name, "orders", 0, 2)
+    metrics.set_position(flow.name, "orders", 0, 10)
+    Reporter(flow.pk, assignment.pk, flow.name, 0).write_partitions(metrics.snapshot()["flows"][flow.name])
+    observation = FlowObservation.objects.create(flow=flow, at=timezone.now(), stopped_lag=382)
+
+    def figures() -> tuple[Any, Any, Any]:
+        body = api("viewer").get("/api/v1/dashboard/").json()
+        alert = next(r.value for r in readings(timezone.now()) if r.kind == AlertKind.LAG_RECORDS)
+        return body["edges"][0]["lag"], body["tiles"]["total_lag"], alert
+
+    assert figures() == (382, 382, 382.0)
+    observation.at = timezone.now() - timedelta(hours=1)
+    observation.save()
+    assert figures() == (None, None, None)
