@@ -335,6 +335,9 @@ MIRRORPLANE_OBSERVE_INTERVAL_SECONDS = env_int("MIRRORPLANE_OBSERVE_INTERVAL_SEC
 MIRRORPLANE_SAMPLE_RETENTION_HOURS = env_int("MIRRORPLANE_SAMPLE_RETENTION_HOURS", 24)
 # Period of beat's alert evaluation (rules over the samples and observations above).
 MIRRORPLANE_ALERT_INTERVAL_SECONDS = env_positive_int("MIRRORPLANE_ALERT_INTERVAL_SECONDS", 10)
+# Host names a webhook may name although they resolve to loopback, link-local, private or other internal
+# addresses (webhooks reach public addresses only otherwise): comma-separated, compared case-insensitively.
+MIRRORPLANE_WEBHOOK_ALLOWED_HOSTS = env_list("MIRRORPLANE_WEBHOOK_ALLOWED_HOSTS", [])
 # Analytics: the facts lake flows write and the jobs read (default <state dir>/lake), whether flows write facts at
 # all (a flow can also opt out, or name its own lake), and an optional Spark master URL.
 MIRRORPLANE_FACTS_LAKE = env_str("MIRRORPLANE_FACTS_LAKE", "")

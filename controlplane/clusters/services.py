@@ -71,18 +71,16 @@ def listing(cluster: Cluster, timeout: float = CONNECTIVITY_TIMEOUT_SECONDS) -> 
     request. For a caller that needs both: listing a cluster of 10,000 partitions costs the worker's Python tens of
     milliseconds, and the observer did it three times per cluster every 15 s."""
     errors: list[KafkaError] = []
-    config = logged(
-        {
-            **client_settings(cluster),
-            "socket.timeout.ms": int(timeout * 1000),
-            "socket.connection.setup.timeout.ms": int(timeout * 1000),
-            "error_cb": errors.append,
-            # Every failed connection attempt would be logged; the first error is reported instead.
-            "log_level": 0,
-        }
-    )
+    config = {
+        **client_settings(cluster),
+        "socket.timeout.ms": int(timeout * 1000),
+        "socket.connection.setup.timeout.ms": int(timeout * 1000),
+        "error_cb": errors.append,
+        # Every failed connection attempt would be logged; the first error is reported instead.
+        "log_level": 0,
+    }
     try:
-        admin = AdminClient(config)
+        admin = AdminClient(logged(config))
     except (KafkaException, TypeError, ValueError) as exc:
         return {"ok": False, "error": _describe(exc.args[0])}, set()
     deadline = time.monotonic() + timeout

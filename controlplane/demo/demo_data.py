@@ -7,6 +7,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
+from replication.kafka.clientlog import logged
 
 DEMO_TOPICS = {"orders": 4, "payments": 2}
 # us-west feeds us-east (aggregation), which is backed up to backup: a two-hop chain on the graph.
@@ -33,7 +34,7 @@ def seed(bootstraps: dict[str, str]) -> list[str]:
 
 
 def _create_topics(bootstrap: str) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient(logged({"bootstrap.servers": bootstrap}))
     existing = admin.list_topics(timeout=10).topics
     new = [NewTopic(name, n, 1) for name, n in DEMO_TOPICS.items() if name not in existing]
     for future in admin.create_topics(new).values() if new else []:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
+from replication.kafka.clientlog import logged
+
 PRODUCER_OVERRIDES_ALLOWED = frozenset(
     {
         "linger.ms",
@@ -71,7 +73,7 @@ def _librdkafka_error(settings: dict[str, str]) -> str | None:
     if not settings:
         return None
     try:
-        AdminClient({**settings, "log_level": 0})
+        AdminClient(logged({**settings, "log_level": 0}))
     except KafkaException as exc:
         return str(exc.args[0].str())
     except (TypeError, ValueError) as exc:

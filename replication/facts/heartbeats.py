@@ -22,6 +22,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, Consumer, KafkaError, KafkaException, Message, TopicPartition
 
 from replication.facts.lake import Row, write_rows
+from replication.kafka.clientlog import logged
 from replication.mm2.policy import DefaultReplicationPolicy, is_heartbeats_topic, source_chain
 from replication.mm2.records import Heartbeat, RecordFormatError
 
@@ -104,7 +105,7 @@ class HeartbeatCollector:
                 "auto.offset.reset": "earliest",
                 "fetch.queue.backoff.ms": 10,
             }
-            self._consumers[alias] = Consumer(config)
+            self._consumers[alias] = Consumer(logged(config))
             self._assigned[alias] = set()
         return self._consumers[alias]
 

@@ -132,7 +132,7 @@ def internal_consumer_config(cluster: ClusterConfig, purpose: str) -> dict[str, 
     )
 
 
-def settings_error(settings: Mapping[str, str], logger: logging.Logger) -> str | None:
+def settings_error(settings: Mapping[str, str]) -> str | None:
     """librdkafka's reason for refusing these client settings (a name or a value), or None if it takes them."""
     # Without brokers the client never connects: creating it only validates the configuration.
     config: dict[str, Any] = {
@@ -140,9 +140,8 @@ def settings_error(settings: Mapping[str, str], logger: logging.Logger) -> str |
     }
     if not config:
         return None
-    config["logger"] = logger
     try:
-        AdminClient(config)
+        AdminClient(logged(config))
     except KafkaException as exc:
         return str(exc.args[0].str())
     except (TypeError, ValueError) as exc:  # e.g. a callback setting given a string
@@ -161,21 +160,21 @@ class ClientFactory:
         error_cb: ErrorCallback | None = None,
         settings: Mapping[str, Any] | None = None,
     ) -> Consumer:
-        return Consumer(_with_error_cb({**consumer_config(flow, task_id), **(settings or {})}, error_cb))
+        return Consumer(logged(_with_error_cb({**consumer_config(flow, task_id), **(settings or {})}, error_cb)))
 
     def task_producer(self, flow: FlowConfig, task_id: int, error_cb: ErrorCallback | None = None) -> Producer:
-        return Producer(_with_error_cb(producer_config(flow, task_id), error_cb))
+        return Producer(logged(_with_error_cb(producer_config(flow, task_id), error_cb)))
 
     def admin(self, cluster: ClusterConfig) -> AdminClient:
         return AdminClient(logged(cluster.client))
 
     def producer(self, cluster: ClusterConfig, error_cb: ErrorCallback | None = None) -> Producer:
         """A producer of the cluster's internal topics."""
-        return Producer(_with_error_cb(internal_producer_config(cluster), error_cb))
+        return Producer(logged(_with_error_cb(internal_producer_config(cluster), error_cb)))
 
     def consumer(self, cluster: ClusterConfig, purpose: str) -> Consumer:
         """A consumer of the cluster's internal topics; purpose names its (never joined) group."""
-        return Consumer(internal_consumer_config(cluster, purpose))
+        return Consumer(logged(internal_consumer_config(cluster, purpose)))
 
 
 def _with_error_cb(config: dict[str, Any], error_cb: ErrorCallback | None) -> dict[str, Any]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import logging
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from os import PathLike
@@ -26,8 +25,6 @@ from replication.config import PROPERTIES, ClusterConfig, ConfigError, FlowConfi
 from replication.kafka.clients import settings_error
 from replication.mm2 import hosts
 from replication.mm2.properties import parse_properties, property_line
-
-log = logging.getLogger("replication.mm2config")
 
 # MM2 property name -> its Property, for every flow property but the producer and consumer overrides (those are
 # client settings with a prefix, read and written apart).
@@ -238,12 +235,12 @@ def _convert(name: str, key: str, raw: str) -> Any:
 
 def _check_client(prefix: str, settings: Mapping[str, str]) -> None:
     """Let librdkafka judge names and values, and name the setting it refuses."""
-    error = settings_error(settings, log)
+    error = settings_error(settings)
     if error is None:
         return
     key = next((key for key in sorted(settings, key=len, reverse=True) if key in error), None)
     if key is None:  # librdkafka names an alias by its canonical name (linger.ms -> queue.buffering.max.ms)
-        key = next((key for key in settings if settings_error({key: settings[key]}, log)), None)
+        key = next((key for key in settings if settings_error({key: settings[key]})), None)
     reason = "unknown property" if "No such configuration property" in error else f"refused by librdkafka: {error}"
     raise ConfigError(prefix + key if key else prefix.rstrip("."), reason)
 

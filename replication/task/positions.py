@@ -22,6 +22,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from replication.errors import LEADER_NOT_READY
+from replication.kafka.clientlog import logged
 
 TopicPartitionKey = tuple[str, int]
 
@@ -67,7 +68,7 @@ def load(consumer_config: dict[str, Any], topic: str, timeout: float = 60.0) -> 
         "enable.partition.eof": True,
         "auto.offset.reset": "earliest",
     }
-    consumer = Consumer(config)
+    consumer = Consumer(logged(config))
     positions: dict[TopicPartitionKey, Position] = {}
     deadline = time.monotonic() + timeout
     try:

@@ -27,6 +27,7 @@ from confluent_kafka import Consumer, IsolationLevel, KafkaException, TopicParti
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from replication.config import FlowConfig
+from replication.kafka.clientlog import logged
 from replication.kafka.clients import ClientFactory, position_reader_config
 from replication.task.dataloss import DataLossError, target_truncated
 from replication.task.faults import FaultReporter
@@ -188,7 +189,7 @@ class Resumer:
     def resume(self, windows: Sequence[Window], states: dict[tuple[str, int], PartitionState], out: Outgoing) -> None:
         eof = {"enable.partition.eof": True}
         source = self.clients.task_consumer(self.flow, self.task_id, settings=eof)  # the task consumer's isolation
-        target = Consumer({**position_reader_config(self.flow, self.task_id), **eof})
+        target = Consumer(logged({**position_reader_config(self.flow, self.task_id), **eof}))
         try:
             results = WindowVerifier(source, target, out, self.timeout).verify(windows)
         finally:

@@ -38,6 +38,8 @@ INTERVALS = {  # beat's periods, short so the whole episode takes about a minute
     "MIRRORPLANE_OBSERVE_INTERVAL_SECONDS": "2",
     "MIRRORPLANE_SAMPLE_INTERVAL_SECONDS": "2",
 }
+# The receiver listens on 127.0.0.1, which webhooks reach only when the host is allow-listed.
+RECEIVER_ALLOWED = {"MIRRORPLANE_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1"}
 
 
 class Receiver:
@@ -111,7 +113,14 @@ def test_a_paused_flow_under_traffic_fires_the_lag_alert_and_resuming_resolves_i
     WebhookTarget.objects.create(
         name="test-receiver", url_encrypted=crypto.encrypt(receiver.url), url_origin=origin(receiver.url)
     )
-    start_celery({**jobs_env(celery_env), **INTERVALS}, celery_processes, tmp_path, "w1", "beat", concurrency=4)
+    start_celery(
+        {**jobs_env(celery_env), **INTERVALS, **RECEIVER_ALLOWED},
+        celery_processes,
+        tmp_path,
+        "w1",
+        "beat",
+        concurrency=4,
+    )
     make_user("olga", "operator")
     log_in(page, live_server.url, "olga")
     base = live_server.url

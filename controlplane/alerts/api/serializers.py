@@ -9,8 +9,10 @@ from rest_framework import serializers
 
 from controlplane.alerts.choices import CLUSTER_KINDS
 from controlplane.alerts.models import Alert, AlertRule, WebhookTarget
+from controlplane.alerts.services import outbound
 from controlplane.alerts.services.webhooks import origin
 from controlplane.clusters import crypto
+from controlplane.core.permissions import ADMIN, has_role
 from replication.mm2 import hosts
 
 MAX_FOR_SECONDS = 7 * 24 * 3600
@@ -79,7 +81,11 @@ class AlertRuleSerializer(serializers.ModelSerializer[AlertRule]):
 
 
 class WebhookTargetSerializer(serializers.ModelSerializer[WebhookTarget]):
-    """The URL is write-only: responses show only its scheme and host (``url_origin``), as it may carry a token."""
+    """The URL is write-only: responses show only its scheme and host (``url_origin``), as it may carry a token.
+    How the last delivery went (``last_status``, ``last_error``) is shown to admins only: what an internal host
+    answers, or that nothing listens there, is not for every viewer."""
+
+    ADMIN_ONLY = ("last_status", "last_error")
 
     url = serializers.CharField(write_only=True, max_length=2000, help_text="http(s) URL the alerts are POSTed to")
 
@@ -124,7 +130,19 @@ class WebhookTargetSerializer(serializers.ModelSerializer[WebhookTarget]):
             hosts.validate_host(parts.hostname)
         except hosts.HostError as exc:
             raise serializers.ValidationError(f"the URL's host: {exc}") from None
+        try:
+            outbound.check_url(value)
+        except outbound.RefusedHost as exc:
+            raise serializers.ValidationError(f"the URL's host: {exc}") from None
         return value
+
+    def to_representation(self, instance: WebhookTarget) -> dict[str, Any]:
+        data: dict[str, Any] = super().to_representation(instance)
+        request = self.context.get("request")
+        if request is None or not has_role(request.user, ADMIN):
+            for name in self.ADMIN_ONLY:
+                data.pop(name, None)
+        return data
 
     def _stored(self, validated: dict[str, Any]) -> dict[str, Any]:
         url = validated.pop("url", None)

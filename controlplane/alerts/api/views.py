@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
-from django.db.models import Case, IntegerField, QuerySet, Value, When
+from django.db.models import Case, IntegerField, Model, QuerySet, Value, When
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -60,25 +62,30 @@ class AlertViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
 
 
 class AuditedViewSet(viewsets.ModelViewSet):  # type: ignore[type-arg]
-    """Every create, update and delete writes an audit record named ``<audit_name>.<verb>``."""
+    """Every create, update and delete writes an audit record named ``<audit_name>.<verb>``, without the fields
+    named in ``audit_omits`` (every viewer reads the audit log)."""
 
     audit_name = ""
+    audit_omits: tuple[str, ...] = ()
 
     def perform_create(self, serializer: BaseSerializer) -> None:  # type: ignore[type-arg]
         with transaction.atomic():
             obj = serializer.save()
-            record(self.request.user, f"{self.audit_name}.create", obj, after=snapshot(obj))
+            record(self.request.user, f"{self.audit_name}.create", obj, after=self.snapshot(obj))
 
     def perform_update(self, serializer: BaseSerializer) -> None:  # type: ignore[type-arg]
         with transaction.atomic():
-            before = snapshot(serializer.instance)
+            before = self.snapshot(serializer.instance)
             obj = serializer.save()
-            record(self.request.user, f"{self.audit_name}.update", obj, before=before, after=snapshot(obj))
+            record(self.request.user, f"{self.audit_name}.update", obj, before=before, after=self.snapshot(obj))
 
     def perform_destroy(self, instance) -> None:  # type: ignore[no-untyped-def]
         with transaction.atomic():
-            record(self.request.user, f"{self.audit_name}.delete", instance, before=snapshot(instance))
+            record(self.request.user, f"{self.audit_name}.delete", instance, before=self.snapshot(instance))
             instance.delete()
+
+    def snapshot(self, obj: Model) -> dict[str, Any]:
+        return {k: v for k, v in snapshot(obj).items() if k not in self.audit_omits}
 
 
 class AlertRuleViewSet(AuditedViewSet):
@@ -92,8 +99,10 @@ class AlertRuleViewSet(AuditedViewSet):
 
 
 class WebhookTargetViewSet(AuditedViewSet):
-    """Webhook targets: viewers read (the URL's scheme and host only); admins manage them."""
+    """Webhook targets: viewers read (the URL's scheme and host only, not how deliveries went); admins manage
+    them."""
 
     queryset = WebhookTarget.objects.all()
     serializer_class = WebhookTargetSerializer
     audit_name = "alert_webhook"
+    audit_omits = WebhookTargetSerializer.ADMIN_ONLY

@@ -1,15 +1,14 @@
 """Webhook delivery: the Alertmanager webhook payload (version 4), POSTed to every enabled target.
 
-Called after the alert changes were committed, with a short timeout per target. A failure is stored on the target
-(``last_status``, ``last_error``) and logged without the URL, which may carry a token; it never raises into the
-evaluation."""
+Called after the alert changes were committed, with a short timeout per target, through ``outbound``: only to
+addresses it allows, and never following a redirect (a 3xx is a failed delivery). A failure is stored on the target
+(``last_status``, ``last_error``, which only admins see) and logged without the URL, which may carry a token; it
+never raises into the evaluation."""
 
 from __future__ import annotations
 
 import json
 import logging
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -19,6 +18,7 @@ from django.utils import timezone
 
 from controlplane.alerts.choices import AlertKind, AlertState
 from controlplane.alerts.models import Alert, WebhookTarget
+from controlplane.alerts.services import outbound
 from controlplane.clusters import crypto
 
 TIMEOUT_SECONDS = 5.0
@@ -89,13 +89,12 @@ def deliver(target: WebhookTarget, body: dict[str, Any]) -> bool:
     status, error = None, ""
     try:
         url = crypto.decrypt(target.url_encrypted)
-        request = urllib.request.Request(
-            url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST"
-        )
-        with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:  # the serializer allows http(s) only
+        data, headers = json.dumps(body).encode(), {"Content-Type": "application/json"}
+        with outbound.post(url, data, headers, TIMEOUT_SECONDS) as response:  # the serializer allows http(s) only
             status = response.status
-    except urllib.error.HTTPError as exc:
-        status, error = exc.code, f"HTTP {exc.code} {exc.reason}"
+        if not 200 <= status < 300:
+            redirect = " (redirects are not followed)" if 300 <= status < 400 else ""
+            error = f"HTTP {status} {response.reason}{redirect}"
     except Exception as exc:  # any failure is the target's, stored on it; the evaluation goes on
         error = _reason(exc)
     if error:
@@ -105,9 +104,8 @@ def deliver(target: WebhookTarget, body: dict[str, Any]) -> bool:
 
 
 def _reason(exc: Exception) -> str:
-    # urllib's messages name the host at most, never the path or query; the type says timeouts and refusals.
-    reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-    return f"{type(exc).__name__}: {reason}"[:500]
+    # These messages name the host or address at most, never the path or query; the type says timeouts and refusals.
+    return f"{type(exc).__name__}: {exc}"[:500]
 
 
 def _time(at: datetime) -> str:

@@ -14,6 +14,7 @@ from controlplane.clusters.services import client_settings
 from controlplane.flows import validation
 from controlplane.flows.models import Flow
 from replication.config import ClusterConfig, FlowConfig
+from replication.kafka.clientlog import logged
 from replication.mm2.cycles import Edge, FlowGraph, describe
 from replication.mm2.filters import TopicFilter, nothing_matched
 from replication.mm2.policy import is_cycle, is_heartbeats_topic, is_internal_topic
@@ -49,7 +50,7 @@ def check_config(values: dict[str, Any]) -> None:
 
 def source_topics(source: Cluster) -> list[str]:
     settings: dict[str, Any] = {**client_settings(source), "socket.timeout.ms": int(LIST_TIMEOUT * 1000)}
-    metadata = AdminClient(settings).list_topics(timeout=LIST_TIMEOUT)
+    metadata = AdminClient(logged(settings)).list_topics(timeout=LIST_TIMEOUT)
     return sorted(name for name, meta in metadata.topics.items() if meta.error is None)
 
 

@@ -113,3 +113,21 @@ def test_the_prometheus_rules_file_uses_only_metrics_that_metrics_exports(api: A
     ]
     assert {r["for"] for r in lag} == {"60s", "30s"}
     assert "MirrorplaneClusterUnreachable" not in response.content.decode()  # /metrics has no reachability
+
+
+def test_how_deliveries_went_is_shown_to_admins_only_in_the_api_and_never_in_the_audit_log(api: Api) -> None:
+    created = api("admin").post(
+        "/api/v1/alert-webhooks/", {"name": "ops", "url": "https://hooks.example.com/"}, format="json"
+    )
+    pk = created.json()["id"]
+    WebhookTarget.objects.filter(pk=pk).update(last_status=502, last_error="HTTP 502 Bad Gateway from 10.0.0.7:5432")
+    api("admin").patch(f"/api/v1/alert-webhooks/{pk}/", {"enabled": False}, format="json")
+
+    for role in ("viewer", "operator"):
+        shown = [api(role).get("/api/v1/alert-webhooks/").json()[0], api(role).get(f"/api/v1/alert-webhooks/{pk}/")]
+        for row in (shown[0], shown[1].json()):
+            assert row["name"] == "ops" and "last_status" not in row and "last_error" not in row
+    admin_row = api("admin").get(f"/api/v1/alert-webhooks/{pk}/").json()
+    assert (admin_row["last_status"], admin_row["last_error"]) == (502, "HTTP 502 Bad Gateway from 10.0.0.7:5432")
+    audit = api("viewer").get("/api/v1/audit/").content.decode()
+    assert "alert_webhook.update" in audit and "502" not in audit
