@@ -30,14 +30,11 @@ def group_member(bootstrap: str, group: str, eof: bool = False, protocol: str = 
     return Consumer(config)
 
 
-_consumer = group_member
-
-
 def consume_and_commit(
     bootstrap: str, group: str, topic: str, count: int, timeout: float = 60.0, protocol: str = "classic"
 ) -> Values:
     """Read ``count`` records as the group, commit where it got to, and leave the group (values per partition)."""
-    consumer = _consumer(bootstrap, group, protocol=protocol)
+    consumer = group_member(bootstrap, group, protocol=protocol)
     consumer.subscribe([topic])
     got: Values = {}
     deadline = time.monotonic() + timeout
@@ -57,7 +54,7 @@ def consume_and_commit(
 
 def read_rest(bootstrap: str, group: str, topic: str, partitions: int, timeout: float = 60.0) -> Values:
     """Everything the group reads from its committed offsets to the end of each partition (nothing committed)."""
-    consumer = _consumer(bootstrap, group, eof=True)
+    consumer = group_member(bootstrap, group, eof=True)
     consumer.subscribe([topic])
     got: Values = {p: [] for p in range(partitions)}
     at_end: set[int] = set()
