@@ -1,10 +1,10 @@
-"""RateLimitFilter: a fixed number of log lines a second, and a count of the rest on the next line let through."""
+"""The client log's filters: a line per change of a broker's state, and a fixed number of lines a second."""
 
 from __future__ import annotations
 
 import logging
 
-from replication.kafka.clientlog import RateLimitFilter
+from replication.kafka.clientlog import RateLimitFilter, StateChangeFilter
 
 
 class Clock:
@@ -39,3 +39,58 @@ def test_a_quiet_logger_loses_nothing() -> None:
         assert all(limit.filter(line) for line in lines)
         assert [line.getMessage() for line in lines] == ["line 0", "line 1", "line 2"]
         clock.now += 1.0
+
+
+def librdkafka_line(text: str, client: str = "rdkafka#consumer-1", facility: str = "FAIL") -> logging.LogRecord:
+    """A line as confluent-kafka logs it: ("%s [%s] %s", facility, client name, text)."""
+    return logging.LogRecord(
+        "replication.librdkafka", logging.ERROR, __file__, 1, "%s [%s] %s", (facility, client, text), None
+    )
+
+
+REFUSED = "[thrd:127.0.0.1:1/bootstrap]: 127.0.0.1:1/bootstrap: Connect to ipv4#127.0.0.1:1 failed: Connection refused (after {n}ms in state CONNECT)"
+OTHER_BROKER = "[thrd:127.0.0.1:2/bootstrap]: 127.0.0.1:2/bootstrap: Connect to ipv4#127.0.0.1:2 failed: Connection refused (after 0ms in state CONNECT)"
+HANDSHAKE = "[thrd:127.0.0.1:1/bootstrap]: 127.0.0.1:1/bootstrap: SASL authentication error: Authentication failed (after 3ms in state AUTH_REQ)"
+
+
+def test_a_broker_that_keeps_failing_the_same_way_gives_one_line_for_every_client() -> None:
+    clock = Clock()
+    changes = StateChangeFilter(reminder_seconds=300, clock=clock)
+    passed = [
+        changes.filter(librdkafka_line(REFUSED.format(n=n % 3), client=f"rdkafka#consumer-{n % 20}"))
+        for n in range(500)
+    ]
+    assert passed.count(True) == 1 and passed[0]
+    assert changes.filter(librdkafka_line(OTHER_BROKER))  # another broker's state is its own
+
+
+def test_a_change_of_what_fails_passes_at_once_and_says_how_often_the_last_state_repeated() -> None:
+    clock = Clock()
+    changes = StateChangeFilter(reminder_seconds=300, clock=clock)
+    for _ in range(41):
+        changes.filter(librdkafka_line(REFUSED.format(n=0)))
+    clock.now += 12
+    line = librdkafka_line(HANDSHAKE)
+    assert changes.filter(line)
+    assert line.getMessage().endswith("[the previous line for this broker repeated 40 times in 12 s]")
+    assert "SASL authentication error" in line.getMessage()
+
+
+def test_a_state_that_lasts_is_repeated_once_per_reminder_with_its_count() -> None:
+    clock = Clock()
+    changes = StateChangeFilter(reminder_seconds=300, clock=clock)
+    passed = []
+    for _ in range(600):  # a retry a second for ten minutes
+        passed.append(changes.filter(line := librdkafka_line(REFUSED.format(n=1))))
+        if passed[-1]:
+            last = line
+        clock.now += 1
+    assert passed.count(True) == 2  # at 0 s and at 300 s
+    assert last.getMessage().endswith("[repeated 299 times in 300 s]")
+
+
+def test_lines_that_are_not_librdkafkas_pass_unless_they_repeat() -> None:
+    clock = Clock()
+    changes = StateChangeFilter(clock=clock)
+    assert changes.filter(record("broker down")) and changes.filter(record("broker up"))
+    assert not changes.filter(record("broker up"))
