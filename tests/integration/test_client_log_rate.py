@@ -43,7 +43,6 @@ def test_an_unreachable_broker_yields_a_line_per_state_not_per_retry() -> None:
     limited, unlimited = Counter(), Counter()
     LIBRDKAFKA_LOG.addHandler(limited)
     raw.addHandler(unlimited)
-    started = time.monotonic()
     clients = consumers(bootstrap, LIBRDKAFKA_LOG, CLIENTS) + consumers(bootstrap, raw, CLIENTS)
     try:
         deadline = time.monotonic() + PERIOD_SECONDS

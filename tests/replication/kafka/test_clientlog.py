@@ -48,9 +48,10 @@ def librdkafka_line(text: str, client: str = "rdkafka#consumer-1", facility: str
     )
 
 
-REFUSED = "[thrd:127.0.0.1:1/bootstrap]: 127.0.0.1:1/bootstrap: Connect to ipv4#127.0.0.1:1 failed: Connection refused (after {n}ms in state CONNECT)"
-OTHER_BROKER = "[thrd:127.0.0.1:2/bootstrap]: 127.0.0.1:2/bootstrap: Connect to ipv4#127.0.0.1:2 failed: Connection refused (after 0ms in state CONNECT)"
-HANDSHAKE = "[thrd:127.0.0.1:1/bootstrap]: 127.0.0.1:1/bootstrap: SASL authentication error: Authentication failed (after 3ms in state AUTH_REQ)"
+BOOTSTRAP = "[thrd:127.0.0.1:{port}/bootstrap]: 127.0.0.1:{port}/bootstrap: "
+REFUSED = BOOTSTRAP.format(port=1) + "Connect to ipv4#127.0.0.1:1 failed: Connection refused (after {n}ms)"
+OTHER_BROKER = BOOTSTRAP.format(port=2) + "Connect to ipv4#127.0.0.1:2 failed: Connection refused (after 0ms)"
+HANDSHAKE = BOOTSTRAP.format(port=1) + "SASL authentication error: Authentication failed (after 3ms in state AUTH_REQ)"
 
 
 def test_a_broker_that_keeps_failing_the_same_way_gives_one_line_for_every_client() -> None:
