@@ -283,8 +283,12 @@ class LocalCluster:
 
 def new_cluster_id() -> str:
     """A KRaft cluster id as `kafka-storage random-uuid` makes one: 16 random bytes, URL-safe base64, unpadded. Each
-    cluster gets its own, as real clusters have (tests and the topology report tell clusters apart by it)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    cluster gets its own, as real clusters have (tests and the topology report tell clusters apart by it). Like
+    Kafka's own ``Uuid.randomUuid``, it never starts with "-": the storage tool would read that id as an option, and
+    one start in 64 failed with "argument --cluster-id/-t: expected one argument"."""
+    while (cluster_id := base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()).startswith("-"):
+        pass
+    return cluster_id
 
 
 def _tail(log: Path, lines: int = 15) -> str:
