@@ -332,6 +332,8 @@ MIRRORPLANE_WORKER_SLOTS = env_positive_int("MIRRORPLANE_WORKER_SLOTS", 4)
 # The UI's time series and what it reads from the clusters (heartbeats, checkpoints), sampled by beat.
 MIRRORPLANE_SAMPLE_INTERVAL_SECONDS = env_int("MIRRORPLANE_SAMPLE_INTERVAL_SECONDS", 5)
 MIRRORPLANE_OBSERVE_INTERVAL_SECONDS = env_int("MIRRORPLANE_OBSERVE_INTERVAL_SECONDS", 15)
+# An unreachable cluster is probed again after the observer's interval, doubled at each failed probe up to this.
+MIRRORPLANE_UNREACHABLE_PROBE_MAX_SECONDS = env_positive_int("MIRRORPLANE_UNREACHABLE_PROBE_MAX_SECONDS", 120)
 MIRRORPLANE_SAMPLE_RETENTION_HOURS = env_int("MIRRORPLANE_SAMPLE_RETENTION_HOURS", 24)
 # Period of beat's alert evaluation (rules over the samples and observations above).
 MIRRORPLANE_ALERT_INTERVAL_SECONDS = env_positive_int("MIRRORPLANE_ALERT_INTERVAL_SECONDS", 10)

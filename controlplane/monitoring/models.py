@@ -37,6 +37,10 @@ class ClusterObservation(models.Model):
     topic_count = models.IntegerField(null=True, blank=True)
     upstream_hops = models.JSONField(default=dict, help_text="upstream alias -> fewest hops, from heartbeat topics")
     heartbeats = models.JSONField(default=dict, help_text="heartbeat topic -> newest heartbeat timestamp (ms)")
+    failures = models.PositiveIntegerField(default=0, help_text="probes failed in a row (0 while reachable)")
+    next_probe_at = models.DateTimeField(
+        null=True, blank=True, help_text="an unreachable cluster is not asked again before this (doubling back-off)"
+    )
 
 
 class FlowObservation(models.Model):

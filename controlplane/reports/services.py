@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
 from django.conf import settings
@@ -12,7 +13,10 @@ from django.utils import timezone
 
 from controlplane.clusters.models import Cluster
 from controlplane.clusters.services import client_settings
+from controlplane.core import parallel
 from controlplane.flows.services import default_facts_lake
+from controlplane.monitoring.models import ClusterObservation
+from controlplane.monitoring.services.observe import probe_due
 from controlplane.reports.choices import ReportJob, ReportStatus
 from controlplane.reports.models import Report
 
@@ -71,26 +75,40 @@ def schedule_hourly() -> list[Report]:
 
 # `__` so the default groups.exclude keeps this group out of checkpoints (it reads replicated heartbeat topics).
 HEARTBEAT_GROUP = "__mirrorplane-heartbeat-facts"
+HEARTBEAT_GRACE_SECONDS = 5.0  # past the read timeout: a cluster's metadata request and the lake write
 
 
 def collect_heartbeats(timeout: float = 10.0) -> int:
     """Beat: read every registered cluster's heartbeat topics into the lake (the topology and end-to-end latency
-    reports need them); returns the arrivals written. Off with the facts (MIRRORPLANE_FACTS_ENABLED=false)."""
-    from replication.facts.heartbeats import HeartbeatCollector  # pyarrow loads only where heartbeats are read
+    reports need them); returns the arrivals written. Off with the facts (MIRRORPLANE_FACTS_ENABLED=false).
 
+    The clusters are read side by side, each by its own consumer, within one deadline; a cluster the observer
+    found unreachable is skipped until its next probe (monitoring's back-off), so it costs no pass its timeout.
+    """
     if not settings.MIRRORPLANE_FACTS_ENABLED:
         return 0
-    clusters = {cluster.alias: client_settings(cluster) for cluster in Cluster.objects.all()}
-    if not clusters:
-        return 0
-    collector = HeartbeatCollector(clusters, lake_uri(), group_id=HEARTBEAT_GROUP, sources=clusters)
+    now = timezone.now()
+    clusters = list(Cluster.objects.all())
+    observed = {o.cluster_id: o for o in ClusterObservation.objects.filter(cluster__in=clusters)}
+    settings_of = {cluster.alias: client_settings(cluster) for cluster in clusters}
+    due = [c.alias for c in clusters if probe_due(c, observed.get(c.pk), now)]
+    calls = {alias: partial(_collect_heartbeats, settings_of, alias, timeout) for alias in due}
     written = 0
+    for alias, outcome in parallel.each_within(calls, timeout + HEARTBEAT_GRACE_SECONDS).items():
+        if isinstance(outcome, BaseException):  # one unreachable cluster must not stop the others' heartbeats
+            log.warning("heartbeat facts from %s not read: %s", alias, outcome)
+        else:
+            written += outcome
+    return written
+
+
+def _collect_heartbeats(clusters: dict[str, dict[str, str]], alias: str, timeout: float) -> int:
+    """One cluster's heartbeat arrivals, by a collector of its own (closed here, even when the caller stopped
+    waiting for it); heartbeats that originate outside the registered clusters are left out."""
+    from replication.facts.heartbeats import HeartbeatCollector  # pyarrow loads only where heartbeats are read
+
+    collector = HeartbeatCollector({alias: clusters[alias]}, lake_uri(), group_id=HEARTBEAT_GROUP, sources=clusters)
     try:
-        for alias in clusters:
-            try:
-                written += collector.collect(alias, timeout)
-            except Exception as exc:  # one unreachable cluster must not stop the others' heartbeats
-                log.warning("heartbeat facts from %s not read: %s", alias, exc)
+        return collector.collect(alias, timeout)
     finally:
         collector.close()
-    return written

@@ -6,10 +6,12 @@ The graph and the flow page read these rows instead of asking Kafka on every ref
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
+from functools import partial
 from typing import Any, TypeVar
 
 from confluent_kafka import KafkaException
+from django.conf import settings
 from django.db import IntegrityError
 from django.db.models import Model
 from django.utils import timezone
@@ -17,6 +19,7 @@ from django.utils import timezone
 from controlplane.clusters import browse
 from controlplane.clusters.models import Cluster
 from controlplane.clusters.services import listing
+from controlplane.core import parallel
 from controlplane.flows.models import Flow
 from controlplane.flows.services import cluster_config, flow_config
 from controlplane.monitoring.models import ClusterObservation, FlowObservation
@@ -32,24 +35,73 @@ from replication.mm2.records import Checkpoint
 
 log = logging.getLogger(__name__)
 M = TypeVar("M", bound=Model)
+# A pass reads every due cluster at once and waits this long at most (a listing's own timeout is 5 s, heartbeats'
+# reads 10 s): beat queues one every MIRRORPLANE_OBSERVE_INTERVAL_SECONDS.
+OBSERVE_DEADLINE_SECONDS = 12.0
 
 
 def observe_all(now: datetime | None = None) -> int:
-    """Observe every cluster, then the checkpoints of every flow whose target answered; returns clusters seen."""
+    """Observe every cluster, then the checkpoints of every flow whose target answered; returns clusters seen.
+
+    The clusters are read side by side, all within one deadline, so one that hangs costs the pass no more than that
+    deadline (``core.parallel``). A cluster that did not answer is probed again only after a back-off that doubles
+    with each failed probe, up to ``MIRRORPLANE_UNREACHABLE_PROBE_MAX_SECONDS``; until then its observation says
+    unreachable with the last error, and its flows are not read. Editing the cluster ends the back-off.
+    """
     now = now or timezone.now()
-    reachable = {c.pk for c in Cluster.objects.all() if observe_cluster(c, now).reachable}
+    clusters = list(Cluster.objects.all())
+    previous = {o.cluster_id: o for o in ClusterObservation.objects.filter(cluster__in=clusters)}
+    due = [c for c in clusters if probe_due(c, previous.get(c.pk), now)]
+    outcomes = parallel.each_within({c.pk: partial(read_cluster, c) for c in due}, OBSERVE_DEADLINE_SECONDS)
+    reachable: set[int] = set()
+    for cluster in clusters:
+        last = previous.get(cluster.pk)
+        if cluster.pk in outcomes:
+            outcome = outcomes[cluster.pk]
+            values = outcome if isinstance(outcome, dict) else {"reachable": False, "error": _reason(outcome)}
+            values = {**values, "at": now, **_backoff(last, bool(values["reachable"]), now)}
+            if not values["reachable"] and (last is None or last.reachable or last.error != values["error"]):
+                log.warning("cluster %s unreachable: %s", cluster.alias, values["error"])
+            elif values["reachable"] and last is not None and not last.reachable:
+                log.info("cluster %s reachable again", cluster.alias)
+        else:  # backing off: still unreachable as far as anyone knows, with the last probe's error
+            values = {"at": now, "reachable": False}
+        if _stored(ClusterObservation, values, cluster=cluster).reachable:
+            reachable.add(cluster.pk)
     for flow in Flow.objects.select_related("source", "target").filter(target_id__in=reachable):
         observe_flow(flow, now, source_reachable=flow.source_id in reachable)
     return len(reachable)
 
 
-def observe_cluster(cluster: Cluster, now: datetime) -> ClusterObservation:
+def probe_due(cluster: Cluster, last: ClusterObservation | None, now: datetime) -> bool:
+    """Whether to ask the cluster this pass: always unless its last probe failed and its back-off runs; an edited
+    cluster (another address, other credentials) is asked at once."""
+    if last is None or last.reachable or last.next_probe_at is None:
+        return True
+    return last.next_probe_at <= now or cluster.updated_at > last.at
+
+
+def _backoff(last: ClusterObservation | None, reachable: bool, now: datetime) -> dict[str, object]:
+    if reachable:
+        return {"failures": 0, "next_probe_at": None}
+    failures = (last.failures if last is not None else 0) + 1
+    base = settings.MIRRORPLANE_OBSERVE_INTERVAL_SECONDS
+    delay = min(base * 2 ** min(failures - 1, 16), settings.MIRRORPLANE_UNREACHABLE_PROBE_MAX_SECONDS)
+    return {"failures": failures, "next_probe_at": now + timedelta(seconds=delay)}
+
+
+def _reason(error: BaseException) -> str:
+    return str(error) or type(error).__name__
+
+
+def read_cluster(cluster: Cluster) -> dict[str, object]:
+    """What the observation stores of one cluster, read from it (network only: this runs in a reader thread)."""
     check, topics = listing(cluster)  # one metadata request for reachability, hops and heartbeat topics
-    values: dict[str, object] = {"at": now, "reachable": check["ok"], "error": check.get("error", "")}
+    values: dict[str, object] = {"reachable": check["ok"], "error": check.get("error", "")}
     values["topic_count"] = check.get("topic_count")
     if check["ok"]:
         values.update(_heartbeats(cluster, topics))
-    return _stored(ClusterObservation, values, cluster=cluster)
+    return values
 
 
 def _heartbeats(cluster: Cluster, topics: set[str]) -> dict[str, object]:
