@@ -352,10 +352,6 @@ CELERY_BEAT_SCHEDULE = {
         "task": "controlplane.reports.tasks.collect_heartbeat_facts",
         "schedule": float(MIRRORPLANE_HEARTBEAT_FACTS_INTERVAL_SECONDS),
     },
-    "controller-tick": {
-        "task": "controlplane.orchestration.tasks.controller_tick",
-        "schedule": float(MIRRORPLANE_CONTROLLER_INTERVAL_SECONDS),
-    },
     "flow-samples": {
         "task": "controlplane.monitoring.tasks.sample_flows",
         "schedule": float(MIRRORPLANE_SAMPLE_INTERVAL_SECONDS),

@@ -22,6 +22,19 @@ class Worker(models.Model):
         return self.name
 
 
+class ControllerRun(models.Model):
+    """The controller loop's record of itself (one row, written every tick by the thread that runs it in beat's
+    process): when it started and last ticked, how many ticks ran, and how many began late, more than an interval
+    after they were due (a tick that outlasted the interval delays the next)."""
+
+    host = models.CharField(max_length=200)
+    started_at = models.DateTimeField()
+    ticked_at = models.DateTimeField(null=True, blank=True)
+    ticks = models.PositiveBigIntegerField(default=0)
+    late_ticks = models.PositiveBigIntegerField(default=0)
+    longest_tick_seconds = models.FloatField(default=0.0)
+
+
 class TaskAssignment(models.Model):
     """One task of a flow: the source partitions it should replicate (desired) and its lease (actual)."""
 

@@ -1,4 +1,5 @@
-"""Celery worker hooks: register the worker, stop its tasks cleanly at shutdown, die with the worker."""
+"""Celery hooks: register a worker, stop its tasks cleanly at shutdown, die with the worker; run the controller in
+beat's process."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import signal
 import threading
 from typing import Any
 
-from celery.signals import worker_process_init, worker_ready, worker_shutting_down
+from celery.signals import beat_init, worker_process_init, worker_ready, worker_shutting_down
 from django.conf import settings
 
 from replication.cli.parentdeath import die_with_parent
@@ -64,3 +65,12 @@ def die_with_worker(**_: Any) -> None:
     """A SIGKILLed worker must not leave pool processes replicating on: its leases then expire and move."""
     die_with_parent(signal.SIGKILL)
     signal.signal(signal.SIGTERM, lambda *_: STOPPING.set())
+
+
+@beat_init.connect
+def start_controller(**_: Any) -> None:
+    """Beat hosts the controller: a thread of its own ticks, so no tick waits behind the workers' jobs
+    (``services/controllerloop.py``)."""
+    from controlplane.orchestration.services import controllerloop
+
+    controllerloop.start(settings.MIRRORPLANE_CONTROLLER_INTERVAL_SECONDS, settings.STATE_DIR / "controller.lock")

@@ -3,18 +3,10 @@
 from __future__ import annotations
 
 from celery import shared_task
-from django.conf import settings
 
 from controlplane.flows.models import Flow
 from controlplane.orchestration import signals
-from controlplane.orchestration.services import controller, provisioning, runner, topicsync
-
-
-# A tick queued longer than the interval is superseded by the next one.
-@shared_task(ignore_result=True, expires=settings.MIRRORPLANE_CONTROLLER_INTERVAL_SECONDS)
-def controller_tick() -> int:
-    """Beat: plan assignments and dispatch runners for tasks that run nowhere (one tick at a time per host)."""
-    return len(controller.tick_alone(settings.STATE_DIR / "controller.lock") or [])
+from controlplane.orchestration.services import provisioning, runner, topicsync
 
 
 @shared_task(ignore_result=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import logging
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -25,7 +27,36 @@ from replication.kafka.topicsync import TopicSync
 log = logging.getLogger("controlplane.orchestration.controller")
 
 
-LIST_TIMEOUT = 5.0  # listing a source's topics in a tick; a slower or absent cluster is retried after retry_delay()
+LIST_TIMEOUT = 5.0  # listing a source's topics; a slower or absent cluster is retried after retry_delay()
+LISTING_THREADS = 4
+
+
+class SourceListings:
+    """Listings of the flows' source topics, run off the controller's thread: a tick submits a due listing and
+    uses its result in a later tick, so a source that hangs or refuses delays that flow's new partitions only,
+    never the tick (which places and restarts every flow's tasks). A listing is keyed by the flow and the flow's
+    version: one submitted before an edit is dropped when it ends, and the edited flow is listed again."""
+
+    def __init__(self, threads: int = LISTING_THREADS) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="source-listing")
+        self._running: dict[int, tuple[object, Future[dict[str, int]]]] = {}
+
+    def result(
+        self, flow_id: int, version: object, listing: Callable[[], dict[str, int]]
+    ) -> Future[dict[str, int]] | None:
+        """The flow's finished listing of this version (taken: the next one is submitted afresh), or None while it
+        runs (submitting it when none runs)."""
+        running = self._running.get(flow_id)
+        if running is not None and running[0] == version:
+            if not running[1].done():
+                return None
+            del self._running[flow_id]
+            return running[1]
+        self._running[flow_id] = (version, self._pool.submit(listing))
+        return None
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 def rebalance_delay() -> timedelta:
@@ -36,7 +67,7 @@ def retry_delay() -> timedelta:
     return timedelta(seconds=float(getattr(settings, "MIRRORPLANE_RETRY_SECONDS", 30)))
 
 
-def tick_alone(lock_path: Path) -> list[int] | None:
+def tick_alone(lock_path: Path, listings: SourceListings | None = None) -> list[int] | None:
     """A tick, unless this host's previous one still runs (None then): ticks never pile up in the worker pool.
 
     Beat queues one every couple of seconds, and a tick may wait on clusters for seconds; unguarded, such ticks
@@ -49,34 +80,35 @@ def tick_alone(lock_path: Path) -> list[int] | None:
             log.info("controller: previous tick still running; this one is skipped")
             return None
         try:
-            return tick()
+            return tick(listings)
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def tick() -> list[int]:
+def tick(listings: SourceListings | None = None) -> list[int]:
     """One controller pass over every flow; returns the assignment ids dispatched to workers.
 
-    The live workers' free slots are counted once and shared by the pass: older flows are placed first.
+    The live workers' free slots are counted once and shared by the pass: older flows are placed first. With
+    ``listings`` the sources are listed off this thread (the controller loop); without, in the pass itself.
     """
     dispatched: list[int] = []
     room = capacity.current()
     for flow in Flow.objects.select_related("source", "target").order_by("pk"):
         try:
-            dispatched += reconcile(flow, room)
+            dispatched += reconcile(flow, room, listings)
         except Exception:  # one broken flow must not stop the others
             log.exception("controller: flow %s", flow.pk)
     return dispatched
 
 
-def reconcile(flow: Flow, room: capacity.Capacity | None = None) -> list[int]:
+def reconcile(flow: Flow, room: capacity.Capacity | None = None, listings: SourceListings | None = None) -> list[int]:
     # The listed partitions (10,000 of them: a 140 KB document) are decoded only to plan, not in every tick.
     plan_row, _ = FlowPlan.objects.defer("partitions").get_or_create(flow=flow)
     if not flow.enabled or flow.paused:
         flow.assignments.exclude(unplaced_reason="").update(unplaced_reason="")  # not waiting for a slot
     if not flow.enabled:
         return []
-    listed = _source_partitions(flow, plan_row)
+    listed = _source_partitions(flow, plan_row, listings)
     if listed is not None:
         _keep_listing(plan_row, listed)
     signature = _signature(plan_row, flow.tasks_max)
@@ -116,9 +148,11 @@ def _provisioned(flow: Flow, plan_row: FlowPlan) -> bool:
     return plan_row.provisioned_at is not None
 
 
-def _source_partitions(flow: Flow, plan_row: FlowPlan) -> list[tuple[str, int]] | None:
+def _source_partitions(
+    flow: Flow, plan_row: FlowPlan, listings: SourceListings | None = None
+) -> list[tuple[str, int]] | None:
     """Source partitions matching the flow, listed at `refresh.topics.interval.seconds` or after an edit; None in a
-    tick that did not list them (not due, or the listing failed): the plan row keeps the last ones.
+    tick that did not list them (not due, still listing, or the listing failed): the plan row keeps the last ones.
 
     A source that cannot be listed keeps the last known partitions, with the error on the plan, and is asked again
     only after the retry delay: a cluster that is down must not hold every tick for the listing's timeout.
@@ -128,20 +162,33 @@ def _source_partitions(flow: Flow, plan_row: FlowPlan) -> list[tuple[str, int]] 
     due = plan_row.refreshed_at is None or plan_row.refreshed_at + interval < now
     retry_due = plan_row.list_failed_at is None or plan_row.list_failed_at + retry_delay() < now
     edited = plan_row.refreshed_at is not None and flow.updated_at > plan_row.refreshed_at
-    if (due or edited) and retry_due:
-        config = flow_config(flow)
+    if not ((due or edited) and retry_due):
+        return None
+    config = flow_config(flow)
+
+    def listing() -> dict[str, int]:  # network only: it may run in a listing thread
         admin = ClientFactory().admin(config.source)
+        return TopicSync(config, admin, admin).source_topics(timeout=LIST_TIMEOUT)
+
+    topics: dict[str, int] | None = None
+    error: BaseException | None = None
+    if listings is None:
         try:
-            topics = TopicSync(config, admin, admin).source_topics(timeout=LIST_TIMEOUT)
+            topics = listing()
         except Exception as exc:
-            log.warning("controller: flow %s: listing source topics: %s", flow.pk, exc)
-            plan_row.last_error, plan_row.list_failed_at = f"listing source topics: {exc}", now
-            plan_row.save(update_fields=["last_error", "list_failed_at"])
-        else:
-            plan_row.refreshed_at, plan_row.last_error, plan_row.list_failed_at = now, "", None
-            plan_row.save(update_fields=["refreshed_at", "last_error", "list_failed_at"])
-            return [(t, p) for t, n in sorted(topics.items()) for p in range(n)]
-    return None
+            error = exc
+    elif (done := listings.result(flow.pk, flow.updated_at, listing)) is None:
+        return None
+    elif (error := done.exception()) is None:
+        topics = done.result()
+    if topics is None:
+        log.warning("controller: flow %s: listing source topics: %s", flow.pk, error)
+        plan_row.last_error, plan_row.list_failed_at = f"listing source topics: {error}", now
+        plan_row.save(update_fields=["last_error", "list_failed_at"])
+        return None
+    plan_row.refreshed_at, plan_row.last_error, plan_row.list_failed_at = now, "", None
+    plan_row.save(update_fields=["refreshed_at", "last_error", "list_failed_at"])
+    return [(t, p) for t, n in sorted(topics.items()) for p in range(n)]
 
 
 def _keep_listing(plan_row: FlowPlan, listed: list[tuple[str, int]]) -> None:

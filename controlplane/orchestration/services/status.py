@@ -7,10 +7,11 @@ from datetime import datetime
 from typing import Any
 
 from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q, QuerySet
+from django.utils import timezone
 
 from controlplane.core.db import JSONArrayLength
 from controlplane.flows.models import Flow
-from controlplane.orchestration.models import FlowPlan, PartitionReport, TaskAssignment
+from controlplane.orchestration.models import ControllerRun, FlowPlan, PartitionReport, TaskAssignment
 from controlplane.orchestration.planning import runs
 from controlplane.orchestration.services import capacity, leases
 from controlplane.orchestration.services.controller import rebalance_delay
@@ -234,7 +235,7 @@ def prometheus_text() -> str:
         "flow_id", "topic", "partition", "snapshot"
     ):
         flows[names[flow_id]]["partitions"][f"{topic}-{partition}"] = expand(topic, partition, values)
-    return render_prometheus({"flows": flows}) + capacity_prometheus()
+    return render_prometheus({"flows": flows}) + capacity_prometheus() + controller_prometheus()
 
 
 def capacity_prometheus() -> str:
@@ -259,6 +260,35 @@ def capacity_prometheus() -> str:
         lines += [f"# HELP {metric} {help_text}", f"# TYPE {metric} gauge"]
         lines += [f'{metric}{{worker="{_label(w.name)}"}} {value(w)}' for w in room.workers]
     return "\n".join(lines) + "\n"
+
+
+def controller_prometheus() -> str:
+    """The controller loop's counters (nothing before beat first started it): ticks, late ticks, the longest tick
+    and the age of the last one, which grows when the loop stopped."""
+    run = ControllerRun.objects.filter(pk=1).first()
+    if run is None:
+        return ""
+    age = (timezone.now() - run.ticked_at).total_seconds() if run.ticked_at is not None else None
+    lines: list[str] = []
+    for metric, kind, help_text, value in (
+        ("mirrorplane_controller_ticks_total", "counter", "Controller ticks since beat started.", run.ticks),
+        (
+            "mirrorplane_controller_late_ticks_total",
+            "counter",
+            "Ticks that began more than 1.5 intervals after the one before.",
+            run.late_ticks,
+        ),
+        (
+            "mirrorplane_controller_longest_tick_seconds",
+            "gauge",
+            "The longest tick since beat started.",
+            run.longest_tick_seconds,
+        ),
+        ("mirrorplane_controller_last_tick_age_seconds", "gauge", "Seconds since the last tick.", age),
+    ):
+        if value is not None:
+            lines += [f"# HELP {metric} {help_text}", f"# TYPE {metric} {kind}", f"{metric} {value:g}"]
+    return "\n".join(lines) + "\n" if lines else ""
 
 
 def _label(value: str) -> str:

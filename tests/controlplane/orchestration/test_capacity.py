@@ -139,7 +139,7 @@ def test_a_flow_is_not_dispatched_before_its_topics_are_provisioned(
 ) -> None:
     live_worker("w1", slots=4)
     obj = flow(CLUSTERS, "a", "b", "t", tasks_max=1)
-    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row: [("t", 0)])
+    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row, listings=None: [("t", 0)])
     with django_capture_on_commit_callbacks() as callbacks:
         assert controller.reconcile(obj) == []
     jobs = lambda callbacks: [c for c in callbacks if c.__qualname__.startswith("_provisioned")]  # noqa: E731
@@ -196,7 +196,7 @@ def test_a_paused_flow_has_no_unplaced_tasks(monkeypatch: pytest.MonkeyPatch) ->
     TaskAssignment.objects.filter(flow=obj).update(unplaced_reason="needs 1 slot, 0 free on 0 workers")
     Flow.objects.filter(pk=obj.pk).update(paused=True)
     obj.refresh_from_db()
-    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row: [("t", 0)])
+    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row, listings=None: [("t", 0)])
     controller.reconcile(obj)
     assert TaskAssignment.objects.get(flow=obj).unplaced_reason == ""
 
@@ -219,7 +219,7 @@ def test_raising_tasks_max_moves_partitions_at_once_and_an_idle_task_says_why(mo
     """The walk-through found task 1 idle for the 120 s rebalance delay after tasks.max 1 -> 2, with no reason shown.
     An operator's tasks.max change is the rebalance asked for; the delay only damps churn from partition changes."""
     partitions = [("t", p) for p in range(4)]
-    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row: partitions)
+    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row, listings=None: partitions)
     obj = flow(CLUSTERS, "a", "b", "t", tasks_max=1)
     FlowPlan.objects.create(flow=obj, provisioned_at=timezone.now())
     TaskAssignment.objects.create(flow=obj, task_id=0, partitions=[["t", p] for p in range(4)])
@@ -240,7 +240,7 @@ def test_raising_tasks_max_moves_partitions_at_once_and_an_idle_task_says_why(mo
 @pytest.mark.django_db
 def test_a_task_idle_until_the_delayed_rebalance_says_when(monkeypatch: Any) -> None:
     partitions = [("t", p) for p in range(4)]
-    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row: partitions)
+    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row, listings=None: partitions)
     obj = flow(CLUSTERS, "a", "b", "t", tasks_max=2)
     FlowPlan.objects.create(flow=obj, provisioned_at=timezone.now())
     TaskAssignment.objects.create(flow=obj, task_id=0, partitions=[["t", p] for p in range(4)])

@@ -151,7 +151,9 @@ def test_task_0_runs_with_no_partitions_and_emits_the_flows_heartbeats(
         emit_heartbeats_enabled=True,
         emit_heartbeats_interval_seconds=1,
     )
-    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row: [])  # nothing to replicate yet
+    monkeypatch.setattr(
+        controller, "_source_partitions", lambda flow, plan_row, listings=None: []
+    )  # nothing to replicate yet
     live_worker("w-hb", slots=4)
     assert provisioning.provision(obj.pk)
     dispatched = controller.reconcile(obj)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import fcntl
+import itertools
+import threading
+import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -32,7 +35,7 @@ def test_a_tick_reads_no_task_status(monkeypatch: Any, paused: bool) -> None:
     big = {"partitions": [{"topic": "t", "partition": n, "lag": n} for n in range(2000)]}
     for task_id in range(2):
         TaskAssignment.objects.create(flow=obj, task_id=task_id, partitions=[["t", task_id]], status=big)
-    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row: [("t", 0), ("t", 1)])
+    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row, listings=None: [("t", 0), ("t", 1)])
     with CaptureQueriesContext(connection) as queries:
         controller.tick()
     reads = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("SELECT")]
@@ -46,7 +49,7 @@ def test_a_tick_reads_no_task_status(monkeypatch: Any, paused: bool) -> None:
 @pytest.mark.django_db
 def test_ticks_never_overlap_on_one_host(tmp_path: Path, monkeypatch: Any) -> None:
     calls: list[int] = []
-    monkeypatch.setattr(controller, "tick", lambda: calls.append(1) or [7])
+    monkeypatch.setattr(controller, "tick", lambda listings=None: calls.append(1) or [7])
     lock = tmp_path / "controller.lock"
     with lock.open("a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)  # a previous tick, still waiting on a cluster
@@ -102,7 +105,7 @@ def test_a_tick_plans_again_only_when_the_partitions_or_tasks_max_changed(monkey
     obj = flow(CLUSTERS, "a", "b", "t", tasks_max=3)
     FlowPlan.objects.create(flow=obj, provisioned_at=timezone.now())
     listed = [("t", 0), ("t", 1)]
-    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row: list(listed))
+    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row, listings=None: list(listed))
     plans: list[int] = []
     real_plan = controller._plan
     monkeypatch.setattr(controller, "_plan", lambda *args: plans.append(1) or real_plan(*args))
@@ -182,7 +185,7 @@ def _planned_flow(monkeypatch: Any, tasks_max: int) -> tuple[Worker, Flow]:
     worker = live_worker("w1", slots=4)
     obj = flow(CLUSTERS, "a", "b", "t", tasks_max=tasks_max)
     FlowPlan.objects.create(flow=obj, provisioned_at=timezone.now())
-    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row: [("t", 0), ("t", 1)])
+    monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row, listings=None: [("t", 0), ("t", 1)])
     controller.reconcile(obj)
     return worker, obj
 
@@ -229,3 +232,75 @@ def test_a_task_beyond_a_lowered_tasks_max_is_emptied_and_deleted_once_its_runne
     controller.reconcile(obj)
     rows = {a.task_id: a.partitions for a in TaskAssignment.objects.filter(flow=obj)}
     assert rows == {0: [["t", 0], ["t", 1]]}
+
+
+@pytest.mark.django_db
+def test_with_listings_a_hanging_source_never_holds_the_tick_and_its_result_lands_in_a_later_one(
+    monkeypatch: Any,
+) -> None:
+    """The controller loop lists sources off its thread: a tick submits the listing and returns at once; a later
+    tick takes the finished listing. An edit while it runs drops that listing and lists the edited flow again."""
+    obj = flow(CLUSTERS, "a", "b", "t", tasks_max=1)
+    plan_row = FlowPlan.objects.create(flow=obj, partitions=[["t", 0]], refreshed_at=None)
+    release = threading.Event()
+    asked: list[float] = []
+
+    class Source:
+        def __init__(self, *clients: Any) -> None:
+            pass
+
+        def source_topics(self, timeout: float) -> dict[str, int]:
+            asked.append(timeout)
+            release.wait(30)
+            return {"t": 2 + len(asked)}
+
+    monkeypatch.setattr(controller, "TopicSync", Source)
+    listings = controller.SourceListings()
+    try:
+        started = time.monotonic()
+        assert controller._source_partitions(obj, plan_row, listings) is None
+        assert controller._source_partitions(obj, plan_row, listings) is None  # still listing: not submitted again
+        assert time.monotonic() - started < 1.0
+        Flow.objects.filter(pk=obj.pk).update(updated_at=timezone.now())  # an edit: that listing is stale
+        obj.refresh_from_db()
+        assert controller._source_partitions(obj, plan_row, listings) is None
+        release.set()
+        deadline = time.monotonic() + 10
+        while (listed := controller._source_partitions(obj, plan_row, listings)) is None:
+            assert time.monotonic() < deadline, "the listing never landed"
+            time.sleep(0.05)
+        assert listed == [("t", 0), ("t", 1), ("t", 2), ("t", 3)]  # the second listing's answer: {"t": 4}
+        assert len(asked) == 2
+        plan_row.refresh_from_db()
+        assert plan_row.refreshed_at is not None and plan_row.last_error == ""
+    finally:
+        release.set()
+        listings.close()
+
+
+@pytest.mark.django_db(transaction=True)  # the loop runs in a thread of its own, with its own connection
+def test_the_controller_loop_ticks_on_time_and_counts_a_late_tick(monkeypatch: Any, tmp_path: Path) -> None:
+    from controlplane.orchestration.models import ControllerRun
+    from controlplane.orchestration.services import controllerloop
+
+    durations = iter([0.0, 0.0, 0.5, 0.0, 0.0])  # the third tick outlasts the 0.2 s interval
+    ticked: list[float] = []
+
+    def tick(lock: Path, listings: Any) -> list[int]:
+        ticked.append(time.monotonic())
+        time.sleep(next(durations, 0.0))
+        if len(ticked) == 5:
+            stop.set()
+        return []
+
+    monkeypatch.setattr(controller, "tick_alone", tick)
+    stop = threading.Event()
+    loop = threading.Thread(target=controllerloop.run, args=(stop, 0.2, tmp_path / "controller.lock"))
+    loop.start()
+    loop.join(10)
+    assert not loop.is_alive()
+    run = ControllerRun.objects.get(pk=1)
+    assert (run.ticks, run.late_ticks) == (5, 1)
+    assert 0.5 <= run.longest_tick_seconds < 1.0
+    gaps = [b - a for a, b in itertools.pairwise(ticked)]
+    assert [round(g, 1) for g in gaps] == [0.2, 0.2, 0.5, 0.2]
