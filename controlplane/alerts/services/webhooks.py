@@ -3,7 +3,12 @@
 Called after the alert changes were committed, with a short timeout per target, through ``outbound``: only to
 addresses it allows, and never following a redirect (a 3xx is a failed delivery). A failure is stored on the target
 (``last_status``, ``last_error``, which only admins see) and logged without the URL, which may carry a token; it
-never raises into the evaluation."""
+never raises into the evaluation.
+
+Every attempt also writes an ``alert_webhook.deliver`` audit record, by the system (no actor), after the request
+returned: the target, its origin (scheme, host and port: the path, query or userinfo may hold a token), the alerts
+it carried by id, and the outcome as the HTTP status or the error's class. Never the body nor the error's text,
+which may name an address only admins see."""
 
 from __future__ import annotations
 
@@ -14,14 +19,17 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.db import transaction
 from django.utils import timezone
 
 from controlplane.alerts.choices import AlertKind, AlertState
 from controlplane.alerts.models import Alert, WebhookTarget
 from controlplane.alerts.services import outbound
+from controlplane.audit.services import record
 from controlplane.clusters import crypto
 
 TIMEOUT_SECONDS = 5.0
+DELIVER = "alert_webhook.deliver"
 ZERO_TIME = "0001-01-01T00:00:00Z"  # Alertmanager's "no end yet"
 ALERT_NAMES = {
     AlertKind.LAG_RECORDS: "MirrorplaneReplicationLag",
@@ -81,12 +89,14 @@ def alert_item(alert: Alert) -> dict[str, Any]:
 
 
 def notify(alerts: Sequence[Alert]) -> None:
+    ids = [alert.pk for alert in alerts]
     for target in WebhookTarget.objects.filter(enabled=True):
-        deliver(target, payload(target.name, alerts))
+        deliver(target, payload(target.name, alerts), ids)
 
 
-def deliver(target: WebhookTarget, body: dict[str, Any]) -> bool:
-    status, error = None, ""
+def deliver(target: WebhookTarget, body: dict[str, Any], alert_ids: Sequence[int] = ()) -> bool:
+    """POST ``body`` (about the alerts ``alert_ids``) to the target; whether it was answered with a 2xx."""
+    status, error, failure = None, "", ""
     try:
         url = crypto.decrypt(target.url_encrypted)
         data, headers = json.dumps(body).encode(), {"Content-Type": "application/json"}
@@ -96,10 +106,16 @@ def deliver(target: WebhookTarget, body: dict[str, Any]) -> bool:
             redirect = " (redirects are not followed)" if 300 <= status < 400 else ""
             error = f"HTTP {status} {response.reason}{redirect}"
     except Exception as exc:  # any failure is the target's, stored on it; the evaluation goes on
-        error = _reason(exc)
+        error, failure = _reason(exc), type(exc).__name__
     if error:
         log.warning("webhook %s (%s): %s", target.name, target.url_origin, error)
-    WebhookTarget.objects.filter(pk=target.pk).update(last_sent_at=timezone.now(), last_status=status, last_error=error)
+    outcome = {"delivered": not error, "status": status, "error": failure}
+    with transaction.atomic():  # the request has returned: no network I/O while this transaction is open
+        WebhookTarget.objects.filter(pk=target.pk).update(
+            last_sent_at=timezone.now(), last_status=status, last_error=error
+        )
+        after = {"webhook": target.name, "origin": target.url_origin, "alerts": list(alert_ids), **outcome}
+        record(None, DELIVER, target, after=after)
     return not error
 
 

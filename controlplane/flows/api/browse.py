@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from controlplane.clusters import browse as groups_browse
+from controlplane.clusters import browse_audit
 from controlplane.clusters.browse import PageQuery
 from controlplane.clusters.models import Cluster
 from controlplane.core.pagination import MAX_OFFSET
@@ -171,8 +172,11 @@ class ClusterBrowseViewSet(viewsets.GenericViewSet[Cluster]):
     )
     @action(detail=True, methods=["get"], url_path=r"browse/topics/(?P<topic>[^/]+)")
     def browse_topic(self, request: Request, topic: str, pk: str | None = None) -> Response:
-        """One topic: partitions with leader, replicas, ISR and offsets; non-default configs; its flows."""
-        return Response(TopicDetailSerializer(browse.topic(self.get_object(), topic)).data)
+        """One topic: partitions with leader, replicas, ISR and offsets; non-default configs; its flows. Audited."""
+        cluster = self.get_object()
+        found = browse.topic(cluster, topic)
+        browse_audit.topic_offsets_read(request.user, cluster, found)
+        return Response(TopicDetailSerializer(found).data)
 
     @extend_schema(
         operation_id="clusters_browse_groups_list", parameters=[PageQuerySerializer], responses=GroupPageSerializer
@@ -189,10 +193,13 @@ class ClusterBrowseViewSet(viewsets.GenericViewSet[Cluster]):
     )
     @action(detail=True, methods=["get"], url_path=r"browse/groups/(?P<group>.+)")
     def browse_group(self, request: Request, group: str, pk: str | None = None) -> Response:
-        """One consumer group: members and assignments; per partition committed offset, end offset and lag."""
+        """One consumer group: members and assignments; per partition committed offset, end offset and lag. Audited."""
         if "\x00" in group:  # librdkafka takes C strings: no such group can be asked for
             raise ValidationError({"group": ["NUL bytes are not allowed."]})
-        return Response(GroupDetailSerializer(groups_browse.group(self.get_object(), group)).data)
+        cluster = self.get_object()
+        found = groups_browse.group(cluster, group)
+        browse_audit.group_offsets_read(request.user, cluster, found)
+        return Response(GroupDetailSerializer(found).data)
 
     @extend_schema(
         operation_id="clusters_browse_remote_topics_list",

@@ -27,13 +27,16 @@ from controlplane.alerts.choices import AlertKind, AlertState
 from controlplane.alerts.models import Alert, AlertRule, WebhookTarget
 from controlplane.alerts.services import outbound
 from controlplane.alerts.services.evaluate import evaluate
-from controlplane.alerts.services.webhooks import deliver
+from controlplane.alerts.services.webhooks import deliver, origin
+from controlplane.audit.models import AuditRecord
 from controlplane.clusters import crypto
 from controlplane.flows.models import Flow
 from tests.controlplane.alerts.conftest import DNS, PUBLIC_ADDRESS, fake_getaddrinfo, running
 
 pytestmark = pytest.mark.django_db
 TOKEN = "s3cr3t-token-in-the-path"
+QUERY_TOKEN = "s3cr3t-token-in-the-query"
+PASSWORD = "s3cr3t-userinfo-password"
 
 
 class Receiver:
@@ -277,3 +280,68 @@ def test_https_goes_to_the_checked_address_with_the_urls_host_as_server_name_and
 
     assert (went, status) == (False, None) and "CERTIFICATE_VERIFY_FAILED" in error
     assert names == ["alerts.internal.example"]
+
+
+def tokened(name: str, hook_url: str) -> WebhookTarget:
+    """A target whose URL carries a secret in its userinfo, its path and its query, saved as the API saves one."""
+    url = hook_url.replace("http://", f"http://alerts:{PASSWORD}@") + f"?token={QUERY_TOKEN}"
+    return WebhookTarget.objects.create(name=name, url_encrypted=crypto.encrypt(url), url_origin=origin(url))
+
+
+def deliveries() -> dict[str, dict[str, Any]]:
+    """The delivery audit records by webhook name, after checking each is the system's and holds no secret."""
+    rows = AuditRecord.objects.filter(action="alert_webhook.deliver")
+    for row in rows:
+        assert (row.actor_id, row.actor_username, row.object_type) == (None, "", "alerts.webhooktarget")
+        text = json.dumps([row.object_repr, row.before, row.after])
+        assert all(secret not in text for secret in (TOKEN, QUERY_TOKEN, PASSWORD, "/hooks", "?", "@")), text
+    return {row.object_repr: {"id": int(row.object_id), **row.after} for row in rows}
+
+
+def test_a_delivery_is_audited_once_by_the_system_with_its_status_and_the_urls_origin_only(
+    flow: Flow, set_status: Callable[..., None], receiver: Callable[..., Receiver], api: Callable[..., Any]
+) -> None:
+    AlertRule.objects.create(kind=AlertKind.LAG_RECORDS, threshold=1000, for_seconds=0)
+    hook = receiver(200)
+    ops = tokened("ops", hook.url)
+    set_status(running(lag=7000))
+
+    (alert,) = evaluate(timezone.now())
+
+    assert [path for path, _ in hook.bodies] == [f"/hooks/{TOKEN}?token={QUERY_TOKEN}"]
+    assert deliveries() == {
+        "ops": {
+            "id": ops.pk,
+            "webhook": "ops",
+            "origin": f"http://127.0.0.1:{hook.server.server_port}",
+            "alerts": [alert.pk],
+            "delivered": True,
+            "status": 200,
+            "error": "",
+        }
+    }
+    listed = api("viewer").get("/api/v1/audit/", {"action": "alert_webhook.deliver"})
+    assert [(r["object_repr"], r["actor"]) for r in listed.json()["results"]] == [("ops", "")]
+
+
+def test_a_failed_delivery_is_audited_with_its_http_status_or_error_class_and_never_the_errors_text(
+    flow: Flow, set_status: Callable[..., None], receiver: Callable[..., Receiver]
+) -> None:
+    AlertRule.objects.create(kind=AlertKind.LAG_RECORDS, threshold=1000, for_seconds=0)
+    tokened("broken", receiver(503).url)
+    tokened("refused", f"http://127.0.0.1:1/hooks/{TOKEN}")  # nothing listens on port 1
+    set_status(running(lag=7000))
+
+    (alert,) = evaluate(timezone.now())
+
+    audited = deliveries()
+    outcomes = {name: (row["alerts"], row["delivered"], row["status"], row["error"]) for name, row in audited.items()}
+    assert outcomes == {
+        "broken": ([alert.pk], False, 503, ""),
+        "refused": ([alert.pk], False, None, "ConnectionRefusedError"),
+    }
+    assert audited["refused"]["origin"] == "http://127.0.0.1:1"
+    # The error's text, which the targets keep for admins, never reaches the audit log.
+    stored = {t.name: t.last_error for t in WebhookTarget.objects.all()}
+    assert stored["broken"].startswith("HTTP 503 Service Unavailable") and "Connection refused" in stored["refused"]
+    assert "Service Unavailable" not in json.dumps(audited) and "Connection refused" not in json.dumps(audited)
