@@ -100,3 +100,12 @@ def test_the_options_load_without_spark() -> None:
     script = "import sys, replication.analytics.options; assert 'pyspark' not in sys.modules, 'pyspark loaded'"
     result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
+
+
+def test_the_analytics_docs_list_every_option_with_its_default() -> None:
+    table = (REPO / "docs" / "analytics.md").read_text()
+    for option in OPTIONS.values():
+        row = next((line for line in table.splitlines() if f"| `{option.name}` |" in line), "")
+        assert row.startswith(f"| {'/'.join(option.jobs)} |"), option.name
+        if option.kind != "flows":
+            assert f"| {option.default:g} |" in row, option.name
