@@ -346,12 +346,19 @@ MIRRORPLANE_FACTS_LAKE = env_str("MIRRORPLANE_FACTS_LAKE", "")
 MIRRORPLANE_FACTS_ENABLED = env_bool("MIRRORPLANE_FACTS_ENABLED", True)
 MIRRORPLANE_HEARTBEAT_FACTS_INTERVAL_SECONDS = env_int("MIRRORPLANE_HEARTBEAT_FACTS_INTERVAL_SECONDS", 30)
 MIRRORPLANE_SPARK_MASTER = env_str("MIRRORPLANE_SPARK_MASTER", "")
+# Hours of facts the lake keeps: beat prunes older hour partitions of the default lake hourly, and a report's
+# window may not start before them.
+MIRRORPLANE_FACTS_RETENTION_HOURS = env_positive_int("MIRRORPLANE_FACTS_RETENTION_HOURS", 7 * 24)
+# Report runs queued or running at once, per user and in all; a request past either is refused with HTTP 429.
+MIRRORPLANE_REPORT_MAX_ACTIVE_PER_USER = env_positive_int("MIRRORPLANE_REPORT_MAX_ACTIVE_PER_USER", 3)
+MIRRORPLANE_REPORT_MAX_ACTIVE = env_positive_int("MIRRORPLANE_REPORT_MAX_ACTIVE", 10)
 CELERY_BEAT_SCHEDULE = {
     "analytics-hourly": {"task": "controlplane.reports.tasks.schedule_hourly_reports", "schedule": 3600.0},
     "heartbeat-facts": {
         "task": "controlplane.reports.tasks.collect_heartbeat_facts",
         "schedule": float(MIRRORPLANE_HEARTBEAT_FACTS_INTERVAL_SECONDS),
     },
+    "facts-retention": {"task": "controlplane.reports.tasks.prune_facts_lake", "schedule": 3600.0},
     "flow-samples": {
         "task": "controlplane.monitoring.tasks.sample_flows",
         "schedule": float(MIRRORPLANE_SAMPLE_INTERVAL_SECONDS),

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import connection, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from controlplane.clusters.models import Cluster
@@ -21,6 +25,88 @@ from controlplane.reports.choices import ReportJob, ReportStatus
 from controlplane.reports.models import Report
 
 log = logging.getLogger("controlplane.reports")
+
+ACTIVE = (ReportStatus.QUEUED, ReportStatus.RUNNING)
+# A run still queued or running this long after it was requested lost its worker or its task message (neither is
+# retried): it no longer holds a slot, or a crash would lock its user out for good.
+ABANDONED_AFTER = timedelta(hours=24)
+CLOCK_SKEW = timedelta(minutes=5)  # how far a client's clock may run ahead of ours (a window ending "now")
+# Postgres advisory lock that serialises counting the active runs and inserting one (any constant unique to it).
+_SLOTS_LOCK = 0x6D_70_72_65_70_6F_72_74  # "mpreport"
+
+
+class WindowError(ValueError):
+    """A report window the lake cannot answer for; names the field (since, until) and the reason."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field, self.reason = field, reason
+
+
+class ActiveLimitReached(Exception):
+    """A report run refused because too many are queued or running; names the setting that bounds them."""
+
+    def __init__(self, limit: str, value: int, whose: str) -> None:
+        super().__init__(f"Too many report runs queued or running: at most {value} {whose} ({limit}).")
+        self.limit, self.value = limit, value
+
+
+def check_window(since: datetime | None, until: datetime | None, now: datetime | None = None) -> None:
+    """Raise WindowError unless [since, until) is a window the lake can hold: since before until, until not in the
+    future beyond CLOCK_SKEW, neither before the lake's retention. An open end is the lake's start or now."""
+    now = now or timezone.now()
+    oldest = now - timedelta(hours=settings.MIRRORPLANE_FACTS_RETENTION_HOURS) - CLOCK_SKEW
+    retention = (
+        f"the facts lake keeps {settings.MIRRORPLANE_FACTS_RETENTION_HOURS} h (MIRRORPLANE_FACTS_RETENTION_HOURS)"
+    )
+    if since is not None and until is not None and since >= until:
+        raise WindowError("until", "must be after since")
+    if until is not None and until > now + CLOCK_SKEW:
+        raise WindowError("until", f"must not be more than {_minutes(CLOCK_SKEW)} in the future")
+    if since is not None and since > now + CLOCK_SKEW:
+        raise WindowError("since", "must not be in the future")
+    if since is not None and since < oldest:
+        raise WindowError("since", f"must be {oldest:%Y-%m-%dT%H:%M}Z or later: {retention}")
+    if until is not None and until <= oldest:
+        raise WindowError("until", f"must be after {oldest:%Y-%m-%dT%H:%M}Z: {retention}")
+
+
+def _minutes(delta: timedelta) -> str:
+    return f"{delta.total_seconds() / 60:g} minutes"
+
+
+def active_reports() -> QuerySet[Report]:
+    """The runs that hold a slot: queued or running, and requested less than ABANDONED_AFTER ago."""
+    return Report.objects.filter(status__in=ACTIVE, created_at__gt=timezone.now() - ABANDONED_AFTER)
+
+
+def submit(
+    job: str,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    parameters: dict[str, Any] | None = None,
+    requested_by: User | None = None,
+) -> Report:
+    """Insert a queued report, unless MIRRORPLANE_REPORT_MAX_ACTIVE_PER_USER of the user's or
+    MIRRORPLANE_REPORT_MAX_ACTIVE in all are active already (ActiveLimitReached). The caller enqueues the run.
+
+    Counting and inserting is one transaction that holds a lock, so concurrent requests cannot both take the last
+    slot: on Postgres an advisory lock, on SQLite the database's write lock, which the transaction takes when it
+    begins (settings: transaction_mode IMMEDIATE).
+    """
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_SLOTS_LOCK])
+        active = active_reports()
+        per_user = settings.MIRRORPLANE_REPORT_MAX_ACTIVE_PER_USER
+        if requested_by is not None and active.filter(requested_by=requested_by).count() >= per_user:
+            raise ActiveLimitReached("MIRRORPLANE_REPORT_MAX_ACTIVE_PER_USER", per_user, "per user")
+        if active.count() >= settings.MIRRORPLANE_REPORT_MAX_ACTIVE:
+            raise ActiveLimitReached("MIRRORPLANE_REPORT_MAX_ACTIVE", settings.MIRRORPLANE_REPORT_MAX_ACTIVE, "in all")
+        return Report.objects.create(
+            job=job, since=since, until=until, parameters=parameters or {}, requested_by=requested_by
+        )
 
 
 def lake_uri() -> str:
@@ -68,9 +154,28 @@ def run(report_id: int) -> Report:
 
 
 def schedule_hourly() -> list[Report]:
-    """Beat: one report per job over the last full hour."""
+    """Beat: one report per job over the last full hour, each only while MIRRORPLANE_REPORT_MAX_ACTIVE allows."""
     until = timezone.now().replace(minute=0, second=0, microsecond=0)
-    return [Report.objects.create(job=job, since=until - timedelta(hours=1), until=until) for job in ReportJob.values]
+    reports = []
+    for job in ReportJob.values:
+        try:
+            reports.append(submit(job, since=until - timedelta(hours=1), until=until))
+        except ActiveLimitReached as exc:
+            log.warning("hourly %s report not queued: %s", job, exc)
+    return reports
+
+
+def prune_lake(now: datetime | None = None) -> int:
+    """Beat: drop the default lake's hour partitions older than MIRRORPLANE_FACTS_RETENTION_HOURS; returns how many.
+
+    Only the lake the reports read: a flow that names its own lake keeps its own retention."""
+    from replication.facts.lake import prune  # pyarrow loads only where the lake is pruned
+
+    cutoff = (now or timezone.now()) - timedelta(hours=settings.MIRRORPLANE_FACTS_RETENTION_HOURS)
+    removed = prune(lake_uri(), cutoff)
+    if removed:
+        log.info("facts retention: removed %d hour partitions older than %s from %s", removed, cutoff, lake_uri())
+    return removed
 
 
 # `__` so the default groups.exclude keeps this group out of checkpoints (it reads replicated heartbeat topics).

@@ -23,3 +23,8 @@ def schedule_hourly_reports() -> int:
 @shared_task(ignore_result=True)
 def collect_heartbeat_facts() -> int:
     return services.collect_heartbeats()
+
+
+@shared_task(ignore_result=True)
+def prune_facts_lake() -> int:
+    return services.prune_lake()

@@ -14,8 +14,9 @@ import logging
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-JOB_NAMES = ("latency", "topology", "audit")
+from replication.analytics.options import JOB_NAMES, OPTIONS, Option
 
 
 def _time(text: str) -> datetime:
@@ -26,6 +27,18 @@ def _time(text: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+def _flows(text: str) -> list[str]:
+    return [f.strip() for f in text.split(",") if f.strip()]
+
+
+_PARSE: dict[str, Any] = {"int": int, "float": float, "flows": _flows}
+
+
+def _help(option: Option) -> str:
+    flows = ", comma-separated" if option.kind == "flows" else f" (default {option.default})"
+    return f"{'/'.join(option.jobs)}: {option.help}{flows}"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m replication.analytics", description=__doc__)
     parser.add_argument("job", choices=[*JOB_NAMES, "prune"])
@@ -34,14 +47,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--since", type=_time, help="window start, inclusive (ISO 8601 or epoch ms)")
     parser.add_argument("--until", type=_time, help="window end, exclusive (ISO 8601 or epoch ms)")
     parser.add_argument("--master", help="Spark master URL (default: spark-submit's, else local[*])")
-    parser.add_argument("--flows", help="topology: configured flows, comma-separated a->b (default: registered)")
-    parser.add_argument("--window-minutes", type=int, default=10, help="audit: tumbling window (minutes)")
-    parser.add_argument("--late-after-ms", type=int, default=60_000, help="audit: lateness allowed after a window")
-    parser.add_argument("--lookback-minutes", type=int, default=60, help="audit: facts read before --since")
-    parser.add_argument("--dead-after", type=float, default=5.0, help="topology: heartbeat intervals before dead")
-    parser.add_argument(
-        "--collection-lag-s", type=float, default=60.0, help="topology: how far heartbeat arrivals may trail --until"
-    )
+    for option in OPTIONS.values():  # declared in replication.analytics.options; left out: the option's default
+        parser.add_argument(f"--{option.name.replace('_', '-')}", type=_PARSE[option.kind], help=_help(option))
     parser.add_argument("--retention-hours", type=float, help="prune: keep this many hours")
     return parser
 
@@ -63,15 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     from replication.analytics.jobs import run_job
 
-    flows = [f.strip() for f in args.flows.split(",") if f.strip()] if args.flows else None
-    options = {
-        "flows": flows,
-        "window_minutes": args.window_minutes,
-        "late_after_ms": args.late_after_ms,
-        "dead_after": args.dead_after,
-        "lookback_minutes": args.lookback_minutes,
-        "collection_lag_s": args.collection_lag_s,
-    }
+    options = {name: value for name in OPTIONS if (value := getattr(args, name)) is not None}
     try:
         summary = run_job(args.job, args.lake, args.out, args.since, args.until, args.master, **options)
     except ValueError as exc:

@@ -27,6 +27,7 @@ from replication.analytics.lake import (
     write_detail,
     write_summary,
 )
+from replication.analytics.options import JOB_NAMES, JobOptions, job_options
 from replication.analytics.session import build_session
 
 log = logging.getLogger("replication.analytics")
@@ -37,18 +38,6 @@ log = logging.getLogger("replication.analytics")
 _SESSION_LOCK = threading.Lock()
 _session_jobs = 0
 Summary = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class JobOptions:
-    """Settings beyond the window; each has a CLI flag of the same name."""
-
-    flows: list[str] | None = None  # configured flows (`a->b`); None: those registered in the lake
-    window_minutes: int = 10  # audit: tumbling window of record time
-    late_after_ms: int = 60_000  # audit: acknowledged this long after its window ended counts as late
-    dead_after: float = 5.0  # topology: heartbeat intervals without a heartbeat before a link is dead
-    lookback_minutes: int = 60  # audit: facts acknowledged this long before `since` tell what was covered already
-    collection_lag_s: float = 60.0  # topology: how far heartbeat arrivals may trail the window end (collector passes)
 
 
 @dataclass(frozen=True)
@@ -79,15 +68,15 @@ def run_job(
 ) -> Summary:
     """Run one job (`latency`, `topology`, `audit`) on the lake's facts in [since, until) and return its summary.
 
-    The summary is also written to `<out>/summary.json`, the detail as Parquet under `<out>/<name>`. Raises on
-    any failure (unknown job, bad window or options, unreadable lake, Spark errors).
+    `options` are checked against the job's declared options (replication.analytics.options) before Spark starts:
+    one the job does not take, or a value of the wrong type or out of bounds, raises OptionError naming it. The
+    summary is also written to `<out>/summary.json`, the detail as Parquet under `<out>/<name>`. Raises on any
+    failure (unknown job, bad window or options, unreadable lake, Spark errors).
     """
-    if job not in RUNNERS:
-        raise ValueError(f"unknown job {job!r}; one of {', '.join(RUNNERS)}")
+    settings = job_options(job, options)  # ValueError for an unknown job, OptionError for an option it does not take
     since, until = _utc(since), _utc(until)
     if since is not None and until is not None and since >= until:
         raise ValueError(f"since ({since}) must be before until ({until})")
-    settings = JobOptions(**options)
     started = time.monotonic()
     global _session_jobs
     with _SESSION_LOCK:  # never stop a session someone else runs, nor one another job still uses
@@ -268,4 +257,4 @@ def run_audit(job: Job) -> Summary:
 
 
 RUNNERS: dict[str, Callable[[Job], Summary]] = {"latency": run_latency, "topology": run_topology, "audit": run_audit}
-JOBS = tuple(RUNNERS)
+JOBS = JOB_NAMES  # the options module names the jobs, so that validating needs no Spark; RUNNERS has one for each

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -134,7 +135,7 @@ def read_heartbeats(spark: SparkSession, lake: str, since: datetime | None, unti
     return read_table(spark, lake, "heartbeats", HEARTBEATS, "arrival_ms", since, until)
 
 
-def read_flows(spark: SparkSession, lake: str, names: list[str] | None) -> DataFrame:
+def read_flows(spark: SparkSession, lake: str, names: Sequence[str] | None) -> DataFrame:
     """Configured flows: the given `source->target` names, else those registered in the lake by the writers."""
     if names is not None:
         rows = [(n, *n.split("->", 1), None) for n in names]

@@ -1,16 +1,41 @@
 from __future__ import annotations
 
 from django.db import transaction
-from rest_framework import mixins, viewsets
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import mixins, status, viewsets
+from rest_framework.exceptions import APIException
 
 from controlplane.core.pagination import OptInLimitOffsetPagination
 from controlplane.core.permissions import IsOperator, IsViewer
-from controlplane.reports.api.serializers import ReportSerializer
+from controlplane.reports import services
+from controlplane.reports.api.serializers import ReportLimitSerializer, ReportSerializer
 from controlplane.reports.models import Report
 
 
+class TooManyActiveReports(APIException):
+    """HTTP 429 naming the limit that was reached and its value: {"detail", "limit", "value"}."""
+
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    default_code = "too_many_active_reports"
+
+    def __init__(self, refused: services.ActiveLimitReached) -> None:
+        super().__init__(str(refused))
+        # A dict detail is the body as it is (DRF would turn the value into a string)
+        self.detail = {"detail": str(refused), "limit": refused.limit, "value": refused.value}  # type: ignore[assignment]
+
+
+@extend_schema_view(
+    create=extend_schema(
+        responses={
+            201: ReportSerializer,
+            400: OpenApiResponse(description="the field (job, since, until, parameters) and what is wrong with it"),
+            429: OpenApiResponse(ReportLimitSerializer, description="too many report runs queued or running"),
+        }
+    )
+)
 class ReportViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Analytics reports: list and read for viewers; operators request a run (job and window)."""
+    """Analytics reports: list and read for viewers; operators request a run (job, window and the job's options),
+    at most MIRRORPLANE_REPORT_MAX_ACTIVE_PER_USER of theirs and MIRRORPLANE_REPORT_MAX_ACTIVE in all at once."""
 
     queryset = Report.objects.all()
     serializer_class = ReportSerializer
@@ -23,6 +48,9 @@ class ReportViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins.Retri
         from controlplane.audit.services import record
         from controlplane.reports.tasks import run_report
 
-        report = serializer.save(requested_by=self.request.user)
+        try:
+            report = serializer.save(requested_by=self.request.user)
+        except services.ActiveLimitReached as exc:
+            raise TooManyActiveReports(exc) from None
         record(self.request.user, "report.create", report, after=serializer.data)
         transaction.on_commit(lambda: run_report.delay(report.pk))

@@ -1,5 +1,5 @@
 // /flows/<id>/: charts over time, tasks and partitions, checkpoint freshness, analytics reports, operations.
-import { get, post } from "./api.js";
+import { ApiError, get, post } from "./api.js";
 import { age, ageOfMillis, alert, badge, clear, compact, el, ms, number, table, when } from "./dom.js";
 import { color as themeColor, onThemeChange, withAlpha } from "./palette.js";
 
@@ -468,6 +468,16 @@ async function refreshReports() {
   }
 }
 
+// Why a run was refused: the 429's detail names the limit reached (runs queued or running at once), a 400 each
+// field that is wrong (the window against the lake's retention, the job's options).
+function refusal(error) {
+  if (!(error instanceof ApiError) || error.status !== 400 || typeof error.data !== "object") return error.message;
+  const text = (v) => (typeof v === "object" && !Array.isArray(v) ? Object.entries(v).map(([k, w]) => `${k} ${w}`) : v);
+  return Object.entries(error.data)
+    .map(([field, v]) => `${field}: ${[].concat(text(v)).join(" ")}`)
+    .join("; ");
+}
+
 async function runReport(event) {
   event.preventDefault();
   const form = event.currentTarget;
@@ -484,7 +494,7 @@ async function runReport(event) {
     clear(document.getElementById("report-result"), alert("ok", `Report #${run.id} (${run.job}) queued.`));
     refreshReports();
   } catch (error) {
-    clear(document.getElementById("report-result"), alert("error", error.message));
+    clear(document.getElementById("report-result"), alert("error", refusal(error)));
   } finally {
     button.disabled = false;
   }

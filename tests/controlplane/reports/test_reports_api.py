@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, User
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from controlplane.reports import services
@@ -34,11 +36,12 @@ def test_an_operator_requests_a_report_and_its_summary_is_stored(
         return {"job": job, "rows": 42}
 
     monkeypatch.setattr("replication.analytics.jobs.run_job", fake_run_job)
+    until = timezone.now().replace(minute=0, second=0, microsecond=0)
     body = {
         "job": "audit",
-        "since": "2026-11-22T10:00:00Z",
-        "until": "2026-11-22T11:00:00Z",
-        "parameters": {"window_seconds": 60},
+        "since": (until - timedelta(hours=1)).isoformat(),
+        "until": until.isoformat(),
+        "parameters": {"window_minutes": 5},
     }
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = _client("operator").post("/api/v1/reports/", body, format="json")
@@ -47,7 +50,7 @@ def test_an_operator_requests_a_report_and_its_summary_is_stored(
     report = services.run(response.json()["id"])
     assert report.status == "SUCCEEDED" and report.summary == {"job": "audit", "rows": 42}
     assert report.duration_seconds is not None and report.output.endswith(f"audit-{report.pk}")
-    assert calls[0][0] == "audit" and calls[0][5] == {"window_seconds": 60}
+    assert calls[0][0] == "audit" and calls[0][5] == {"window_minutes": 5}
     served = _client("viewer").get(f"/api/v1/reports/{report.pk}/").json()
     assert served["status"] == "SUCCEEDED" and served["summary"]["rows"] == 42
 
@@ -96,12 +99,13 @@ def test_a_failed_job_keeps_its_error(monkeypatch: pytest.MonkeyPatch, settings:
 
 def test_viewers_cannot_request_and_bad_windows_are_refused() -> None:
     assert _client("viewer").post("/api/v1/reports/", {"job": "audit"}, format="json").status_code == 403
+    now = timezone.now()
     bad = _client("operator").post(
         "/api/v1/reports/",
-        {"job": "audit", "since": "2026-11-22T11:00:00Z", "until": "2026-11-22T10:00:00Z"},
+        {"job": "audit", "since": now.isoformat(), "until": (now - timedelta(hours=1)).isoformat()},
         format="json",
     )
-    assert bad.status_code == 400 and "until" in bad.json()
+    assert bad.status_code == 400 and bad.json() == {"until": ["must be after since"]}
     assert _client("operator").post("/api/v1/reports/", {"job": "nope"}, format="json").status_code == 400
     for parameters in ({"window\x00": 1}, {"window": "6\x000"}):  # Postgres refuses NUL in JSON: a 400, not a 500
         nul = _client("operator").post("/api/v1/reports/", {"job": "audit", "parameters": parameters}, format="json")
