@@ -94,6 +94,9 @@ DEBUG = env_bool("MIRRORPLANE_DEBUG", True)
 STATE_DIR = Path(env_str("MIRRORPLANE_STATE_DIR", str(BASE_DIR / "var"))).resolve()
 STATE_DIR.mkdir(parents=True, exist_ok=True)
 LOG_LEVEL = env_choice("MIRRORPLANE_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
+# Celery's lines for every job a worker receives and finishes ("Task ... received", "... succeeded in 0.01s"): beat's
+# periodic jobs alone gave 60 lines a minute, most of a worker's log. A failed job is logged at ERROR whatever this is.
+TASK_LOG_LEVEL = env_choice("MIRRORPLANE_TASK_LOG_LEVEL", "WARNING", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
 
 SECRET_KEY = _secret_key(DEBUG)
 MIRRORPLANE_CREDENTIALS_KEY = _credentials_key(SECRET_KEY, DEBUG)
@@ -380,5 +383,9 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     # Django's own console handler would print every django.* record a second time.
-    "loggers": {"django": {"handlers": [], "level": LOG_LEVEL, "propagate": True}},
+    "loggers": {
+        "django": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+        "celery.worker.strategy": {"level": TASK_LOG_LEVEL},
+        "celery.app.trace": {"level": TASK_LOG_LEVEL},
+    },
 }
