@@ -34,8 +34,8 @@ def register_worker(sender: Any = None, **_: Any) -> None:
 
 
 def worker_slots(configured: int, concurrency: int | None) -> int:
-    """Slots a worker can honour: each task holds a pool process, and one process at least must stay free for the
-    controller, provisioning and the periodic jobs, or the worker could never place anything again."""
+    """Slots a worker can honour: each task holds a pool process, and one process at least must stay free for
+    provisioning and the periodic jobs, or no flow could ever be provisioned again."""
     if concurrency is None or configured < concurrency:
         return configured
     slots = max(1, concurrency - 1)

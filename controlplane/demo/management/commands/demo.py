@@ -159,8 +159,9 @@ def _child_commands(port: int, bootstraps: dict[str, str], *, traffic: bool = Tr
     celery = [sys.executable, "-m", "celery", "-A", "controlplane"]
     schedule = str(settings.STATE_DIR / "celerybeat-schedule")
     # Replication tasks hold a pool thread for as long as they run (MIRRORPLANE_WORKER_SLOTS of them); the
-    # remaining threads serve the controller and the periodic jobs. Threads, not prefork processes: each idle flow
-    # then costs a few MB instead of a Django process (docs/operations.md, "Many light flows"; bench/worker_memory.py).
+    # remaining threads serve provisioning and the periodic jobs (beat runs the controller). Threads, not prefork
+    # processes: each idle flow then costs a few MB instead of a Django process (docs/operations.md, "Many light
+    # flows"; bench/worker_memory.py).
     commands = {
         "web": [sys.executable, manage_py, "runserver", f"127.0.0.1:{port}", "--noreload"],
         "worker": [
@@ -186,7 +187,7 @@ def _child_commands(port: int, bootstraps: dict[str, str], *, traffic: bool = Tr
 
 def _child_env() -> dict[str, str]:
     # 12 slots: the demo's 2 tasks plus 10 for what a new user adds (5 flows of tasks.max 2); the worker line adds 4
-    # pool processes for the controller, provisioning, sampling and reports (docs/operations.md, "Capacity").
+    # pool threads for provisioning, sampling, observation and reports (docs/operations.md, "Capacity").
     return {"MIRRORPLANE_WORKER_SLOTS": "12", **os.environ, "PYTHONUNBUFFERED": "1"}
 
 
