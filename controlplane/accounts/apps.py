@@ -11,6 +11,8 @@ class AccountsConfig(AppConfig):
     verbose_name = "Accounts and API tokens"
 
     def ready(self) -> None:
+        # drf-spectacular registers the token's security scheme as the class is defined, i.e. by this import.
+        import controlplane.accounts.schema  # noqa: F401
         from controlplane.accounts import signals
 
         signals.connect()
