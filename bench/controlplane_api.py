@@ -116,10 +116,11 @@ def _seed_big(partitions: int, tasks: int = 4) -> int:
 
 def _token() -> str:
     from django.contrib.auth.models import User
-    from rest_framework.authtoken.models import Token
+
+    from controlplane.accounts.models import ApiToken
 
     user = User.objects.create_superuser(f"bench-{time.time_ns()}", password="x")
-    return str(Token.objects.create(user=user).key)
+    return str(ApiToken.objects.create(user=user)[1])
 
 
 @contextmanager

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from rest_framework.routers import DefaultRouter
 
+from controlplane.accounts.api.urls import router as accounts_router
 from controlplane.alerts.api.urls import router as alerts_router
 from controlplane.audit.api.urls import router as audit_router
 from controlplane.clusters.api.urls import router as clusters_router
@@ -15,7 +16,15 @@ from controlplane.flows.api.urls import router as flows_router
 from controlplane.jobs.api.urls import router as jobs_router
 
 router = DefaultRouter()
-for app_router in (clusters_router, flows_router, audit_router, failover_router, jobs_router, alerts_router):
+for app_router in (
+    clusters_router,
+    flows_router,
+    audit_router,
+    failover_router,
+    jobs_router,
+    alerts_router,
+    accounts_router,
+):
     router.registry.extend(app_router.registry)
 
 urlpatterns = router.urls + cluster_read_urlpatterns

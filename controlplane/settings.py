@@ -111,12 +111,13 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "axes",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     # Lowest layer first, as the import-linter contract in pyproject.toml orders them.
     "controlplane.core",
     "controlplane.audit",
+    "controlplane.accounts",
     "controlplane.jobs",
     "controlplane.clusters",
     "controlplane.flows",
@@ -185,7 +186,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Brute-force protection (django-axes). Every password check goes through authenticate(), so the UI's /login/ and
-# the admin's /admin/login/ are both covered. The API takes session cookies and random 40-character tokens, never a
+# the admin's /admin/login/ are both covered. The API takes session cookies and random tokens, never a
 # password, so it has nothing to guess. A client that fails MIRRORPLANE_LOGIN_FAILURE_LIMIT times in a row for one
 # user name gets HTTP 429 and the lockout page for MIRRORPLANE_LOGIN_COOLOFF_MINUTES (each further try during the
 # lock starts it again); `manage.py axes_reset` lifts every lock at once. A success before the limit clears the count.
@@ -280,10 +281,25 @@ CSRF_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_REFERRER_POLICY = "same-origin"
 
+# API tokens (django-rest-knox, in controlplane.accounts): only a SHA-512 hash of each is stored, each expires, and
+# a password change deletes its user's tokens. A token lives MIRRORPLANE_TOKEN_TTL_HOURS unless it is created with
+# a shorter life (the command may also give a longer one); the API never hands out a longer one.
+MIRRORPLANE_TOKEN_TTL_HOURS = env_positive_int("MIRRORPLANE_TOKEN_TTL_HOURS", 720)
+KNOX_TOKEN_MODEL = "accounts.ApiToken"
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(hours=MIRRORPLANE_TOKEN_TTL_HOURS),
+    # Marks a Mirrorplane token wherever it is pasted, for people and for secret scanners.
+    "TOKEN_PREFIX": "mp_",
+    "AUTO_REFRESH": False,
+    "AUTH_HEADER_PREFIX": "Token",
+}
+
 REST_FRAMEWORK = {
+    # The token first, so a refused token is a 401 with its challenge; a request with neither token nor session
+    # gets 403 (controlplane.accounts.authentication says why).
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "controlplane.accounts.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["controlplane.core.permissions.HasRole"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -23,9 +23,13 @@ def record(
     obj: models.Model | None,
     before: dict[str, Any] | None = None,
     after: dict[str, Any] | None = None,
+    actor_username: str = "",
 ) -> AuditRecord:
-    """Store one audit record; ``before``/``after`` are snapshots (see ``snapshot``) or plain JSON values."""
-    audit_record = _unsaved(actor, action, obj, before, after)
+    """Store one audit record; ``before``/``after`` are snapshots (see ``snapshot``) or plain JSON values.
+
+    ``actor_username`` names an actor who is not a user, such as the name a failed login tried.
+    """
+    audit_record = _unsaved(actor, action, obj, before, after, actor_username)
     audit_record.save()
     return audit_record
 
@@ -41,11 +45,12 @@ def _unsaved(
     obj: models.Model | None,
     before: dict[str, Any] | None,
     after: dict[str, Any] | None,
+    actor_username: str = "",
 ) -> AuditRecord:
     user = actor if isinstance(actor, AbstractBaseUser) else None
     return AuditRecord(
         actor=user,
-        actor_username=user.get_username() if user is not None else "",
+        actor_username=user.get_username() if user is not None else actor_username[:150],
         action=action,
         object_type=obj._meta.label_lower if obj is not None else "",
         object_id=str(obj.pk) if obj is not None and obj.pk is not None else "",

@@ -17,11 +17,11 @@ from django.db import close_old_connections
 from django.test import Client
 from drf_spectacular.generators import SchemaGenerator
 from hypothesis import HealthCheck, settings
-from rest_framework.authtoken.models import Token
 from rest_framework.renderers import JSONRenderer
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.schemas import OpenApiSchema
 
+from controlplane.accounts.models import ApiToken
 from controlplane.clusters import browse, reads
 from controlplane.clusters import services as cluster_services
 from controlplane.clusters.models import Cluster
@@ -31,7 +31,8 @@ from controlplane.wsgi import application
 from replication.mm2.mirrorclient import MirrorClient
 from tests.support.fuzz import often_an_existing_id, often_existing_aliases
 
-ADMIN_TOKEN = "0123456789abcdef0123456789abcdef01234567"
+# The seeded admin's token secret, set by the `seeded` fixture.
+_admin_token: dict[str, str] = {}
 
 
 def _unreachable(cluster: Cluster, timeout: float = 5.0) -> dict[str, Any]:
@@ -113,7 +114,7 @@ def seeded(db: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(offsets, "checkpoints", lambda flow, group=None: [])
     monkeypatch.setattr(offsets, "translated_offsets", lambda flow, group: [])
     admin = User.objects.create_superuser("fuzz-admin", password="unused")
-    Token.objects.create(user=admin, key=ADMIN_TOKEN)
+    _admin_token["secret"] = ApiToken.objects.create(user=admin)[1]
     west, east, backup = (
         Cluster.objects.create(pk=pk, alias=alias, bootstrap_servers=f"{alias}:9092")
         for pk, alias in zip(SEEDED_IDS, SEEDED_ALIASES, strict=True)
@@ -123,13 +124,13 @@ def seeded(db: None, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_served_schema_is_the_fuzzed_one(seeded: None) -> None:
-    response = Client().get("/api/schema/?format=json", HTTP_AUTHORIZATION=f"Token {ADMIN_TOKEN}")
+    response = Client().get("/api/schema/?format=json", HTTP_AUTHORIZATION=_auth()["Authorization"])
     assert response.status_code == 200
     assert set(response.json()["paths"]) == set(schema.raw_schema["paths"])
 
 
 def _auth() -> dict[str, str]:
-    return {"Authorization": f"Token {ADMIN_TOKEN}"}
+    return {"Authorization": f"Token {_admin_token['secret']}"}
 
 
 @schema.parametrize()

@@ -55,14 +55,14 @@ def _backend_env(backend: str) -> dict[str, str]:
 def _token(state_dir: Path, extra: dict[str, str]) -> str:
     env = {**demo_env(state_dir), **extra}
     out = subprocess.run(
-        [sys.executable, "manage.py", "drf_create_token", "admin"],
+        [sys.executable, "manage.py", "token", "create", "admin"],
         cwd=REPO,
         env=env,
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    match = re.search(r"token ([0-9a-f]{40})", out)
+    match = re.search(r"^(mp_[0-9a-f]{64})$", out, flags=re.MULTILINE)
     assert match, out
     return match.group(1)
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
-from rest_framework.authtoken.models import Token
+
+from controlplane.accounts.models import ApiToken
 
 
 @pytest.mark.django_db
@@ -40,8 +41,8 @@ def test_api_refuses_anonymous_requests(client: Client, path: str) -> None:
 
 @pytest.mark.django_db
 def test_api_root_accepts_a_token(client: Client, admin_user: User) -> None:
-    token = Token.objects.create(user=admin_user)
-    response = client.get("/api/v1/", HTTP_AUTHORIZATION=f"Token {token.key}")
+    _, secret = ApiToken.objects.create(user=admin_user)
+    response = client.get("/api/v1/", HTTP_AUTHORIZATION=f"Token {secret}")
     assert response.status_code == 200
 
 

@@ -7,22 +7,22 @@ from typing import Any
 import requests
 from django.conf import settings
 from django.test import Client
-from rest_framework.authtoken.models import Token
 
+from controlplane.accounts.models import ApiToken
 from tests.controlplane.api.base import make_user
 
 TIMEOUT = 30
 
 
 class Http:
-    """A requests session against the live server; ``token=True`` sends a DRF token, otherwise a login session."""
+    """A requests session against the live server; ``token=True`` sends an API token, otherwise a login session."""
 
     def __init__(self, base_url: str, role: str | None, name: str = "", token: bool = True) -> None:
         self.base_url = base_url
         self.session = requests.Session()
         self.user = make_user(name or f"live-{role or 'nobody'}", role)
         if token:
-            self.session.headers["Authorization"] = f"Token {Token.objects.create(user=self.user).key}"
+            self.session.headers["Authorization"] = f"Token {ApiToken.objects.create(user=self.user)[1]}"
         else:
             client = Client()
             client.force_login(self.user)

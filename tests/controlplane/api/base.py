@@ -9,9 +9,9 @@ from typing import Any, ClassVar
 import pytest
 from django.contrib.auth.models import Group, User
 from django.db import models
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from controlplane.accounts.models import ApiToken
 from controlplane.audit.models import AuditRecord
 
 ROLES = ("viewer", "operator", "admin")
@@ -25,10 +25,10 @@ def make_user(username: str, role: str | None) -> User:
 
 
 def client_for(user: User | None) -> APIClient:
-    """A token-authenticated client, or an anonymous one."""
+    """A client with a new token of the user (made without an audit record), or an anonymous one."""
     client = APIClient()
     if user is not None:
-        client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
+        client.credentials(HTTP_AUTHORIZATION=f"Token {ApiToken.objects.create(user=user)[1]}")
     return client
 
 
@@ -78,7 +78,7 @@ class ViewSetContract:
             client.patch(self.detail(obj), self.update_data(), format="json"),
             client.delete(self.detail(obj)),
         ]
-        # Anonymous: 403 rather than 401, because session authentication comes first and sends no challenge.
+        # Anonymous: 403 rather than 401: a request that offers no token is sent no challenge.
         assert [r.status_code for r in responses] == [403] * 5
         assert self.model.objects.filter(pk=obj.pk).exists()
 

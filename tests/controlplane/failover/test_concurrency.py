@@ -30,8 +30,8 @@ from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.db import connection
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
+from controlplane.accounts.models import ApiToken
 from controlplane.clusters.models import Cluster
 from controlplane.failover.models import Failover
 from controlplane.failover.services.steps import FENCE_WINDOW_SECONDS
@@ -88,7 +88,7 @@ def worker_env(tmp_path: Path) -> dict[str, str]:
 def user(name: str, role: str) -> tuple[User, str]:
     account = User.objects.create_user(username=name, password=PASSWORD)
     account.groups.add(Group.objects.get_or_create(name=role)[0])
-    return account, Token.objects.create(user=account).key
+    return account, ApiToken.objects.create(user=account)[1]
 
 
 class Http:
