@@ -14,7 +14,7 @@ from confluent_kafka import Producer
 
 from replication.config import FlowConfig
 from replication.kafka.clients import ClientFactory
-from replication.kafka.internaltopics import COMPACTED_CONFIG, TIMEOUT, ensure_topic
+from replication.kafka.internaltopics import HEARTBEATS_CONFIG, TIMEOUT, ensure_topic
 from replication.mm2.policy import HEARTBEATS_TOPIC
 from replication.mm2.records import Heartbeat
 
@@ -33,7 +33,7 @@ class HeartbeatEmitter:
 
     def run_once(self) -> bool:
         if self._producer is None:
-            ensure_topic(self.clients.admin(self.flow.source), HEARTBEATS_TOPIC, COMPACTED_CONFIG)
+            ensure_topic(self.clients.admin(self.flow.source), HEARTBEATS_TOPIC, HEARTBEATS_CONFIG)
             self._producer = self.clients.producer(self.flow.source)
         beat = Heartbeat(self.flow.source.alias, self.flow.target.alias, int(self.clock() * 1000))
         key, value = beat.to_bytes()

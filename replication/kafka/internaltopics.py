@@ -27,7 +27,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from replication.config import ClusterConfig, FlowConfig
 from replication.errors import LEADER_NOT_READY
-from replication.kafka.topicsync import effective_replication_factor
+from replication.kafka.topicsync import STAMPED, effective_replication_factor
 from replication.mm2.policy import checkpoints_topic
 
 log = logging.getLogger("replication.internaltopics")
@@ -35,6 +35,7 @@ log = logging.getLogger("replication.internaltopics")
 OFFSET_SYNCS_RETENTION_MS = 7 * 24 * 3600 * 1000
 OFFSET_SYNCS_CONFIG = {"cleanup.policy": "delete", "retention.ms": str(OFFSET_SYNCS_RETENTION_MS)}
 COMPACTED_CONFIG = {"cleanup.policy": "compact"}
+HEARTBEATS_CONFIG = {**COMPACTED_CONFIG, "message.timestamp.type": STAMPED}  # arrivals stamped by the broker
 TIMEOUT = 30.0
 
 

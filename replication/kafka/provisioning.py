@@ -34,6 +34,7 @@ from replication.errors import ReplicationError
 from replication.kafka.clients import ClientFactory
 from replication.kafka.internaltopics import (
     COMPACTED_CONFIG,
+    HEARTBEATS_CONFIG,
     OFFSET_SYNCS_CONFIG,
     flow_checkpoints_topic,
     offset_syncs_cluster,
@@ -81,7 +82,7 @@ def internal_topics(flow: FlowConfig) -> list[InternalTopic]:
     if flow.emit_checkpoints_enabled:
         topics.append(InternalTopic(flow_checkpoints_topic(flow), "target", dict(COMPACTED_CONFIG)))
     if flow.emit_heartbeats_enabled:
-        topics.append(InternalTopic(HEARTBEATS_TOPIC, "source", dict(COMPACTED_CONFIG)))
+        topics.append(InternalTopic(HEARTBEATS_TOPIC, "source", dict(HEARTBEATS_CONFIG)))
     return topics
 
 
@@ -108,6 +109,9 @@ def provision_flow(
     sync = TopicSync(flow, admins["source"], admins["target"])
     sources = sync.source_topics()
     sync.ensure_remote_topics(sources)
+    if flow.emit_heartbeats_enabled:  # topics made before heartbeats were stamped by their broker
+        sync.stamp_heartbeats(admins["source"], [HEARTBEATS_TOPIC])
+    sync.stamp_heartbeats(admins["target"], [sync.remote_topic(t) for t in sources])
     remote = {sync.remote_topic(t): n for t, n in sources.items()}
     # Creating a thousand topics can outlast the deadline on a busy controller: the wait for their metadata gets
     # its own, from here, and a late CreateTopics answer (logged above) is waited for here instead of failing.

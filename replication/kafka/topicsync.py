@@ -16,6 +16,8 @@ from confluent_kafka.admin import (
     AclOperation,
     AclPermissionType,
     AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
     ConfigResource,
     ConfigSource,
     NewPartitions,
@@ -26,10 +28,16 @@ from confluent_kafka.admin import (
 
 from replication.config import FlowConfig, compile_patterns
 from replication.mm2.filters import TopicFilter
+from replication.mm2.policy import is_heartbeats_topic
 
 log = logging.getLogger("replication.topics")
 TIMEOUT = 30.0
 MAX_TOPIC_NAME = 249  # Kafka's limit
+# A heartbeat's arrival in a cluster is the moment the broker appended it there: the latency and topology reports
+# read it from the record's timestamp, so every heartbeats topic (the source's and each remote one) is stamped by
+# its broker. With CreateTime a replicated heartbeat keeps its emitter's timestamp, and its arrival could only be
+# the moment a collector read it, up to a collection period late.
+STAMPED = "LogAppendTime"
 
 
 class TopicSync:
@@ -83,7 +91,9 @@ class TopicSync:
         if missing:
             configs = self.source_configs(missing) if self.flow.sync_topic_configs_enabled else {}
             new = [
-                NewTopic(self.remote_topic(t), topics[t], self.replication_factor, config=configs.get(t, {}))
+                NewTopic(
+                    self.remote_topic(t), topics[t], self.replication_factor, config=self._remote_config(t, configs)
+                )
                 for t in missing
             ]
             # In batches: the broker's controller creates topics one by one (about 45 ms each here), and a single
@@ -140,9 +150,36 @@ class TopicSync:
             }
         return result
 
+    def _remote_config(self, topic: str, configs: Mapping[str, dict[str, str]]) -> dict[str, str]:
+        """A remote topic's overrides: the source's (when synced), and a broker's timestamp on a heartbeats topic."""
+        config = dict(configs.get(topic, {}))
+        if is_heartbeats_topic(self.policy, self.remote_topic(topic)):
+            config["message.timestamp.type"] = STAMPED
+        return config
+
+    def stamp_heartbeats(self, admin: AdminClient, topics: Iterable[str]) -> list[str]:
+        """Set ``message.timestamp.type=LogAppendTime`` on the heartbeats topics among ``topics`` that lack it (one
+        DescribeConfigs, one IncrementalAlterConfigs); returns the topics changed."""
+        heartbeats = [t for t in topics if is_heartbeats_topic(self.policy, t)]
+        if not heartbeats:
+            return []
+        described = admin.describe_configs([ConfigResource(ResourceType.TOPIC, t) for t in heartbeats])
+        stale = [
+            resource.name
+            for resource, future in described.items()
+            if future.result(timeout=TIMEOUT)["message.timestamp.type"].value != STAMPED
+        ]
+        if stale:
+            entry = [ConfigEntry("message.timestamp.type", STAMPED, incremental_operation=AlterConfigOpType.SET)]
+            resources = [ConfigResource(ResourceType.TOPIC, t, incremental_configs=entry) for t in stale]
+            _wait_all(admin.incremental_alter_configs(resources), ignore=None, timeout=TIMEOUT)
+            log.info("%s: heartbeats now stamped by their broker in %s", self.flow.name, stale)
+        return stale
+
     def sync_configs(self, topics: Iterable[str]) -> list[str]:
-        """Make each remote topic's overrides equal the source's; return the remote topics changed."""
-        wanted = self.source_configs(topics)
+        """Make each remote topic's overrides equal the source's; return the remote topics changed. A heartbeats
+        topic keeps its broker's timestamps (``message.timestamp.type=LogAppendTime``) whatever the source says."""
+        wanted = {t: self._remote_config(t, configs) for configs in [self.source_configs(topics)] for t in configs}
         current = self._target_overrides([self.remote_topic(t) for t in wanted])
         changed = []
         for topic, config in wanted.items():

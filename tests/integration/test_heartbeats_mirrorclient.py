@@ -1,4 +1,4 @@
-"""Acceptance 3: heartbeats make replication_hops and upstream_clusters right on a chain and an active/active pair.
+"""Heartbeats make replication_hops and upstream_clusters right on a chain and an active/active pair.
 
 Each test uses its own replication.policy.separator, so remote heartbeat topics that other tests (or earlier
 runs) left in the shared clusters are not remote topics under this test's policy: the answers can be exact.
@@ -6,16 +6,20 @@ runs) left in the shared clusters are not remote topics under this test's policy
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
+from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME
+from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from replication.config import ClusterConfig
 from replication.emitters.heartbeats import HeartbeatEmitter
+from replication.kafka.provisioning import provision_flow
 from replication.mm2.mirrorclient import MirrorClient
 from replication.mm2.policy import DefaultReplicationPolicy
 from replication.mm2.records import Heartbeat
-from tests.support.kafka import topic_partitions
+from tests.support.kafka import create_topic, topic_partitions
 from tests.support.replication import drive, drive_for, make_flow, new_task
 from tests.support.translation import read_partition
 
@@ -96,3 +100,37 @@ def test_an_active_active_pair_sees_each_other_one_hop_away_and_no_cycle(kafka_c
     assert west.replication_hops("us-west") == -1
     assert west.heartbeat_topics() == {"heartbeats", f"backup{sep}heartbeats"}  # no backup.us-west.heartbeats
     assert backup.heartbeat_topics() == {"heartbeats", f"us-west{sep}heartbeats"}
+
+
+def _timestamp_type(bootstrap: str, topic: str) -> str:
+    resource = ConfigResource(ResourceType.TOPIC, topic)
+    (future,) = AdminClient({"bootstrap.servers": bootstrap}).describe_configs([resource]).values()
+    return str(future.result(timeout=30)["message.timestamp.type"].value)
+
+
+def test_every_heartbeats_topic_is_stamped_by_its_broker_so_an_arrival_is_exact(kafka_clusters: dict[str, str]) -> None:
+    """The reports take a heartbeat's arrival from its record's timestamp: provisioning makes (or turns) the source's
+    heartbeats topic and each remote one LogAppendTime, so a replicated heartbeat carries the moment it reached the
+    target, not its emitter's timestamp (with which the arrival could only be when a collector read it)."""
+    sep = _separator()
+    flow = make_flow(kafka_clusters, "us-west", "us-east", f"none{uuid.uuid4().hex}", replication_policy_separator=sep)
+    remote = f"us-west{sep}heartbeats"
+    create_topic(kafka_clusters["us-east"], remote, config={"message.timestamp.type": "CreateTime"})  # made before
+    provision_flow(flow)
+    assert _timestamp_type(kafka_clusters["us-west"], "heartbeats") == "LogAppendTime"
+    assert _timestamp_type(kafka_clusters["us-east"], remote) == "LogAppendTime"
+
+    emitted = int(time.time() * 1000) - 60_000  # an emitter's clock a minute behind: the arrival must not copy it
+    HeartbeatEmitter(flow, clock=lambda: emitted / 1000).run_once()
+    task = new_task(flow)
+    try:
+        drive([task], lambda: _has_heartbeat(kafka_clusters["us-east"], remote, "us-west", "us-east"), what=remote)
+    finally:
+        task.close()
+    arrivals = [
+        r.fingerprint[3]
+        for r in read_partition(kafka_clusters["us-east"], remote, 0, "read_committed")
+        if Heartbeat.from_bytes(r.fingerprint[0], r.fingerprint[1]).timestamp == emitted
+    ]
+    assert arrivals and all(kind == TIMESTAMP_LOG_APPEND_TIME for kind, _ in arrivals)
+    assert all(abs(stamp - time.time() * 1000) < 30_000 for _, stamp in arrivals)  # the broker's now, not -60 s
