@@ -40,6 +40,7 @@ class SourceListings:
     def __init__(self, threads: int = LISTING_THREADS) -> None:
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="source-listing")
         self._running: dict[int, tuple[object, Future[dict[str, int]]]] = {}
+        self.closed = False  # closed, or the process is exiting (its main thread ended): no listing starts
 
     def result(
         self, flow_id: int, version: object, listing: Callable[[], dict[str, int]]
@@ -52,10 +53,14 @@ class SourceListings:
                 return None
             del self._running[flow_id]
             return running[1]
-        self._running[flow_id] = (version, self._pool.submit(listing))
+        try:
+            self._running[flow_id] = (version, self._pool.submit(listing))
+        except RuntimeError:  # "cannot schedule new futures after interpreter shutdown": beat is stopping
+            self.closed = True
         return None
 
     def close(self) -> None:
+        self.closed = True
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 

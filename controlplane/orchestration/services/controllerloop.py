@@ -27,9 +27,9 @@ log = logging.getLogger("controlplane.orchestration.controller")
 
 
 def run(stop: threading.Event, interval: float, lock_path: Path) -> None:
-    """Tick every ``interval`` seconds until ``stop`` is set. A tick that overran is followed at once by the next;
-    the missed ones are not made up. A tick that began more than 1.5 intervals after the one before counts as
-    late."""
+    """Tick every ``interval`` seconds until ``stop`` is set or the process exits (its main thread ended). A tick
+    that overran is followed at once by the next; the missed ones are not made up. A tick that began more than 1.5
+    intervals after the one before counts as late."""
     listings = controller.SourceListings()
     ControllerRun.objects.update_or_create(
         pk=1,
@@ -46,7 +46,7 @@ def run(stop: threading.Event, interval: float, lock_path: Path) -> None:
     due = time.monotonic()
     previous: float | None = None
     try:
-        while not stop.wait(max(0.0, due - time.monotonic())):
+        while not stop.wait(max(0.0, due - time.monotonic())) and not listings.closed:
             started = time.monotonic()
             try:
                 controller.tick_alone(lock_path, listings)
