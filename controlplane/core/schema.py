@@ -1,10 +1,11 @@
 """The API's refusals in its OpenAPI schema, documented once for every operation.
 
 DRF refuses the same way on every view: 400 with the fields and their reasons, 401/403 for credentials or a role,
-404 for an object that does not exist, 429 when throttled. ``document_errors`` (a drf-spectacular postprocessing
-hook) adds those answers to each operation that can give them, with their bodies as the ``Error`` and
-``FieldErrors`` components, so a view documents only the answers of its own (a 409 with its state, a 503). An
-answer a view documents itself is kept; one it documents without a body gets the standard body.
+404 for an object that does not exist, 415 for a body of a type the view does not read, 429 when throttled.
+``document_errors`` (a drf-spectacular postprocessing hook) adds those answers to each operation that can give
+them, with their bodies as the ``Error`` and ``FieldErrors`` components, so a view documents only the answers of
+its own (a 409 with its state, a 503). An answer a view documents itself is kept; one it documents without a body
+gets the standard body.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ DESCRIPTIONS = {
     "401": "No credentials, or invalid ones.",
     "403": "No credentials or invalid ones, or the user's role does not allow this.",
     "404": "No such object.",
+    "415": "The body's Content-Type is none of those documented for it.",
     "429": "Too many requests: `detail` says when to try again (so does the Retry-After header).",
 }
 
@@ -72,6 +74,8 @@ def refusals(operation: Schema, view: APIView | None, request: Request | None) -
         found.add("400")  # a field or a query parameter refused; also a NUL byte anywhere (core.middleware)
     if "path" in where:
         found.add("404")
+    if "requestBody" in operation:
+        found.add("415")
     if view is None:
         return found
     # Missing or bad credentials: DRF answers 401 when the first authenticator names a WWW-Authenticate scheme

@@ -120,6 +120,7 @@ def test_every_operation_documents_the_refusals_drf_gives_it() -> None:
             assert "403" in documented, (method, path)  # session authentication first: no 401 challenge
             assert ("404" in documented) >= ("path" in where), (method, path)
             assert ("400" in documented) >= ("requestBody" in operation or "query" in where), (method, path)
+            assert ("415" in documented) >= ("requestBody" in operation), (method, path)
             for status, response in operation["responses"].items():
                 assert not status.startswith("4") or "content" in response, (method, path, status)
     flow = operations["/api/v1/flows/{id}/"]["get"]["responses"]["404"]["content"]["application/json"]
