@@ -317,6 +317,11 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # A failover's step is named in several places (the failover, its stepper, an abort): one enum for all.
     "ENUM_NAME_OVERRIDES": {"StepEnum": "controlplane.failover.choices.Step"},
+    # Every operation's 400/401/403/404/415/429 answers and their bodies, documented once rather than on each view.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "controlplane.core.schema.document_errors",
+    ],
 }
 
 # The host part is ignored by the filesystem transport; naming one only silences a kombu warning.

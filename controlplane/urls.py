@@ -11,6 +11,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from controlplane.core import views
 from controlplane.orchestration.api.urls import metrics_urlpatterns
 
+handler400 = views.bad_request
+handler404 = views.not_found
 SWAGGER_UI_STYLE_HASH = "'sha256-MMpT0iDxyjALd9PdfepImGX3DBfJPXZ4IlDWdPAgtn0='"
 
 urlpatterns = [

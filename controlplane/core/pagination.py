@@ -47,6 +47,11 @@ class OptInLimitOffsetPagination(StrictOffsetPagination):
 
     default_limit = None
 
+    def get_paginated_response_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """Both answers in the OpenAPI schema: ``schema`` (the plain list) and the page."""
+        page: dict[str, Any] = super().get_paginated_response_schema(schema)
+        return {"oneOf": [schema, page], "description": "the whole list; a page with `limit`"}
+
 
 class LimitOffsetPagination100(StrictOffsetPagination):
     """`{"count", "next", "previous", "results"}` always: 100 per page unless `limit` says otherwise (at most 1000).

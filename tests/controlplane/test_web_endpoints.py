@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client
 
@@ -75,3 +76,23 @@ def test_api_docs_load_swagger_ui_from_local_static_files(client: Client, admin_
 def test_admin_index_opens_for_a_superuser(client: Client, admin_user: User) -> None:
     client.force_login(admin_user)
     assert client.get("/admin/").status_code == 200
+
+
+@pytest.mark.django_db
+def test_a_url_nothing_serves_is_a_json_404_under_the_api_and_a_page_elsewhere(client: Client) -> None:
+    api = client.get("/api/v1/clusters/0.5/")  # the router's id takes no dot: Django itself answers
+    page = client.get("/no-such-page/")
+
+    assert (api.status_code, api["Content-Type"], api.json()) == (404, "application/json", {"detail": "Not found."})
+    assert (page.status_code, page["Content-Type"]) == (404, "text/html; charset=utf-8")
+
+
+@pytest.mark.django_db
+def test_a_form_with_too_many_fields_is_a_json_400_naming_the_limit(client: Client, admin_user: User) -> None:
+    client.force_login(admin_user)
+    fields = {f"field{n}": "x" for n in range(settings.DATA_UPLOAD_MAX_NUMBER_FIELDS + 1)}
+
+    response = client.post("/api/v1/clusters/", fields)  # multipart, as the schema allows
+
+    assert (response.status_code, response["Content-Type"]) == (400, "application/json")
+    assert "DATA_UPLOAD_MAX_NUMBER_FIELDS" in response.json()["detail"]

@@ -13,6 +13,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.serializers import BaseSerializer
 
+from controlplane.alerts.api.rulesfile import PrometheusRulesFileSerializer
 from controlplane.alerts.api.serializers import AlertRuleSerializer, AlertSerializer, WebhookTargetSerializer
 from controlplane.alerts.choices import AlertState
 from controlplane.alerts.models import Alert, AlertRule, WebhookTarget
@@ -54,7 +55,7 @@ class AlertViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
     def list(self, request: Request, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
         return super().list(request, *args, **kwargs)
 
-    @extend_schema(responses={(200, "text/yaml"): OpenApiTypes.STR})
+    @extend_schema(responses={(200, "text/yaml"): PrometheusRulesFileSerializer})
     @action(detail=False, url_path="prometheus-rules", pagination_class=None)
     def prometheus_rules(self, request: Request) -> HttpResponse:
         """A Prometheus rules file expressing the enabled rules on the metrics /metrics exports."""

@@ -7,7 +7,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
@@ -20,6 +20,7 @@ from controlplane.clusters.api.serializers import ClusterSerializer
 from controlplane.clusters.models import Cluster
 from controlplane.core.pagination import OptInLimitOffsetPagination
 from controlplane.core.permissions import ADMIN, has_role
+from controlplane.core.schema import FIELD_ERRORS
 from controlplane.jobs.api.views import START_RESPONSES, start
 
 SEARCH = OpenApiParameter(
@@ -52,6 +53,11 @@ class ClusterViewSet(AuditedModelViewSet[Cluster]):
         """Clusters by id: the whole list, or a page with `limit` (up to 1000) and `offset`; `search` filters."""
         return super().list(request, *args, **kwargs)
 
+    @extend_schema(responses={204: None, 409: OpenApiResponse(description="flows or failovers use the cluster")})
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Delete the cluster; refused (409, naming them) while flows or failovers use it."""
+        return super().destroy(request, *args, **kwargs)
+
     def perform_update(self, serializer: BaseSerializer[Cluster]) -> None:
         with transaction.atomic():
             super().perform_update(serializer)
@@ -68,7 +74,7 @@ class ClusterViewSet(AuditedModelViewSet[Cluster]):
 
     @extend_schema(
         request=ClusterSerializer,
-        responses=START_RESPONSES,
+        responses={**START_RESPONSES, 403: OpenApiResponse(FIELD_ERRORS, "bootstrap_servers: not registered")},
         operation_id="clusters_check_unsaved",
         description=_CHECK_DOC + " Only the credentials in the request are used. An operator may check only broker "
         "addresses of registered clusters (403 naming bootstrap_servers otherwise); an admin may check any.",

@@ -267,7 +267,8 @@ class DrainThresholdSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class BusySerializer(serializers.Serializer[dict[str, Any]]):
-    """409: a job of this failover is queued or running; ``job`` is its state."""
+    """409: a job of this failover is queued or running, or the failover is not at the step asked for (``detail``
+    says where it is); ``job`` is the state of its last step's job."""
 
     detail = serializers.CharField()
     job = StepJobSerializer()

@@ -1,7 +1,8 @@
 """/api/v1/failovers/: create (the plan), read, and one action per step. Operators and admins run them.
 
 A step's POST only validates and claims the step (a conditional UPDATE), enqueues its job and answers 202 with the
-failover, whose ``job`` the client polls with GET. A step already claimed answers 409 with the job's state.
+failover, whose ``job`` the client polls with GET. A step already claimed, or not the failover's current one,
+answers 409 with the job's state.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
@@ -40,11 +41,12 @@ SEARCH = OpenApiParameter(
 STATE = OpenApiParameter(
     "state", OpenApiTypes.STR, enum=Status.values, description="only failovers in this state (400 for another)"
 )
-
-
-class StepConflict(APIException):
-    status_code = status.HTTP_409_CONFLICT
-    default_code = "wrong_step"
+CONFLICT = OpenApiResponse(
+    s.BusySerializer, "a job of this failover is queued or running, or the failover is not at this step"
+)
+UNQUEUED = OpenApiResponse(
+    s.FailoverSerializer, "the job could not be queued (the broker is down): `job.error` says why"
+)
 
 
 def _step(name: str, inputs: type[BaseSerializer[Any]], doc: str) -> Any:
@@ -56,7 +58,7 @@ def _step(name: str, inputs: type[BaseSerializer[Any]], doc: str) -> Any:
     run_step.__name__ = run_step.__qualname__ = name
     run_step.__doc__ = doc
     decorated = action(detail=True, methods=["post"], url_path=name, url_name=name)(run_step)
-    responses = {202: s.FailoverSerializer, 409: OpenApiResponse(s.BusySerializer, "busy or at another step")}
+    responses = {202: s.FailoverSerializer, 409: CONFLICT, 503: UNQUEUED}
     return extend_schema(request=inputs, responses=responses)(decorated)
 
 
@@ -131,7 +133,7 @@ class FailoverViewSet(
         failover.steps = {Step.PLAN: entry.as_json()}
         failover.save(update_fields=["steps"])
 
-    @extend_schema(request=s.AbortSerializer, responses={200: s.FailoverSerializer, 409: s.BusySerializer})
+    @extend_schema(request=s.AbortSerializer, responses={200: s.FailoverSerializer, 409: CONFLICT})
     @action(detail=True, methods=["post"])
     def abort(self, request: Request, pk: str | None = None) -> Response:
         """Stop the failover where it is; nothing is undone. Refused (409) while a step's job is queued or running."""
@@ -139,13 +141,11 @@ class FailoverViewSet(
         inputs.is_valid(raise_exception=True)
         try:
             failover = machine.abort(self.get_object().pk, inputs.validated_data["reason"], request.user)
-        except machine.Busy as exc:
-            return _busy(exc)
-        except machine.WrongStep as exc:
-            raise StepConflict(str(exc)) from None
+        except (machine.Busy, machine.WrongStep) as exc:
+            return _conflict(exc)
         return Response(s.FailoverSerializer(failover).data)
 
-    @extend_schema(request=s.DrainThresholdSerializer, responses=s.FailoverSerializer)
+    @extend_schema(request=s.DrainThresholdSerializer, responses={200: s.FailoverSerializer, 409: CONFLICT})
     @action(detail=True, methods=["post"], url_path="drain-threshold", url_name="drain-threshold")
     def drain_threshold(self, request: Request, pk: str | None = None) -> Response:
         """Change the drain threshold before the drain completes, without starting over; the next poll uses it."""
@@ -156,7 +156,7 @@ class FailoverViewSet(
                 self.get_object().pk, inputs.validated_data["drain_threshold"], request.user
             )
         except machine.WrongStep as exc:
-            raise StepConflict(str(exc)) from None
+            return _conflict(exc)
         return Response(s.FailoverSerializer(failover).data)
 
     @extend_schema(
@@ -181,10 +181,8 @@ class FailoverViewSet(
         pk = self.get_object().pk
         try:
             token = machine.claim(pk, name, dict(inputs.validated_data), request.user)
-        except machine.Busy as exc:
-            return _busy(exc)
-        except machine.WrongStep as exc:
-            raise StepConflict(str(exc)) from None
+        except (machine.Busy, machine.WrongStep) as exc:
+            return _conflict(exc)
         try:
             run_step.delay_on_commit(pk, token)
         except Exception as exc:  # the broker is down: free the claim at once rather than when it expires
@@ -195,6 +193,6 @@ class FailoverViewSet(
         return Response(s.FailoverSerializer(self.get_queryset().get(pk=pk)).data, status=status.HTTP_202_ACCEPTED)
 
 
-def _busy(exc: machine.Busy) -> Response:
+def _conflict(exc: machine.Busy | machine.WrongStep) -> Response:
     body = {"detail": str(exc), "job": s.StepJobSerializer(exc.failover).data}
     return Response(body, status=status.HTTP_409_CONFLICT)

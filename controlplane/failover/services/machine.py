@@ -39,7 +39,11 @@ ACTIVE_JOB = (JobState.QUEUED, JobState.RUNNING)
 
 
 class WrongStep(Exception):
-    """The step asked for is not the failover's current one."""
+    """The step asked for is not the failover's current one; ``failover`` shows where it stands."""
+
+    def __init__(self, message: str, failover: Failover) -> None:
+        super().__init__(message)
+        self.failover = failover
 
 
 class Busy(Exception):
@@ -85,7 +89,7 @@ def claim(pk: int, step: str, inputs: dict[str, Any], user: User) -> str:
     failover = Failover.objects.get(pk=pk)
     if failover.status == Status.ACTIVE and job_busy(failover):
         raise Busy(failover)
-    raise WrongStep(f"the failover is {failover.get_status_display().lower()} at step {failover.step}")
+    raise WrongStep(f"the failover is {failover.get_status_display().lower()} at step {failover.step}", failover)
 
 
 def execute(pk: int, token: str, functions: Callable[[str, User], StepFunction]) -> str:
@@ -174,7 +178,7 @@ def abort(pk: int, reason: str, user: User) -> Failover:
     with transaction.atomic():
         failover = Failover.objects.select_for_update().get(pk=pk)
         if failover.status != Status.ACTIVE:
-            raise WrongStep(f"the failover is already {failover.get_status_display().lower()}")
+            raise WrongStep(f"the failover is already {failover.get_status_display().lower()}", failover)
         if job_busy(failover):
             raise Busy(failover)
         failover.status = Status.ABORTED
@@ -191,7 +195,8 @@ def set_drain_threshold(pk: int, threshold: int, user: User) -> Failover:
         if failover.status != Status.ACTIVE or failover.step not in (Step.PREFLIGHT, Step.DRAIN):
             raise WrongStep(
                 f"the failover is {failover.get_status_display().lower()} at step {failover.step}: "
-                "the drain threshold can only change before the drain completes"
+                "the drain threshold can only change before the drain completes",
+                failover,
             )
         before = failover.drain_threshold
         failover.drain_threshold = threshold

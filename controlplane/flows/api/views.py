@@ -80,14 +80,14 @@ class FlowViewSet(AuditedModelViewSet[Flow]):
         return self._operate("restart", services.restart)
 
     @extend_schema(parameters=[CheckpointsQuerySerializer], responses=CheckpointSerializer(many=True))
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=None)
     def checkpoints(self, request: Request, pk: str | None = None) -> Response:
         """The latest checkpoints in the target cluster, per consumer group, remote topic and partition."""
         query = self.query(CheckpointsQuerySerializer)
         return Response(offsets.checkpoints(self.get_object(), query.get("group") or None))
 
     @extend_schema(parameters=[GroupQuerySerializer], responses=TranslationSerializer(many=True))
-    @action(detail=True, methods=["get"], url_path="translated-offsets")
+    @action(detail=True, methods=["get"], pagination_class=None, url_path="translated-offsets")
     def translated_offsets(self, request: Request, pk: str | None = None) -> Response:
         """A source consumer group's committed offsets translated to the target: where to resume after failover."""
         query = self.query(GroupQuerySerializer)
