@@ -6,6 +6,7 @@ The graph and the flow page read these rows instead of asking Kafka on every ref
 from __future__ import annotations
 
 import logging
+import re
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, TypeVar
@@ -60,7 +61,8 @@ def observe_all(now: datetime | None = None) -> int:
             outcome = outcomes[cluster.pk]
             values = outcome if isinstance(outcome, dict) else {"reachable": False, "error": _reason(outcome)}
             values = {**values, "at": now, **_backoff(last, bool(values["reachable"]), now)}
-            if not values["reachable"] and (last is None or last.reachable or last.error != values["error"]):
+            changed = last is None or last.reachable or _said(last.error) != _said(values["error"])
+            if not values["reachable"] and changed:
                 log.warning("cluster %s unreachable: %s", cluster.alias, values["error"])
             elif values["reachable"] and last is not None and not last.reachable:
                 log.info("cluster %s reachable again", cluster.alias)
@@ -88,6 +90,11 @@ def _backoff(last: ClusterObservation | None, reachable: bool, now: datetime) ->
     base = settings.MIRRORPLANE_OBSERVE_INTERVAL_SECONDS
     delay = min(base * 2 ** min(failures - 1, 16), settings.MIRRORPLANE_UNREACHABLE_PROBE_MAX_SECONDS)
     return {"failures": failures, "next_probe_at": now + timedelta(seconds=delay)}
+
+
+def _said(error: object) -> str:
+    """An error's words without its figures ("after 0ms" and "after 1ms" say the same): a change is logged once."""
+    return re.sub(r"\d+", "#", str(error))
 
 
 def _reason(error: BaseException) -> str:
