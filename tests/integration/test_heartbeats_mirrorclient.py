@@ -103,8 +103,8 @@ def test_an_active_active_pair_sees_each_other_one_hop_away_and_no_cycle(kafka_c
 
 
 def _timestamp_type(bootstrap: str, topic: str) -> str:
-    resource = ConfigResource(ResourceType.TOPIC, topic)
-    (future,) = AdminClient({"bootstrap.servers": bootstrap}).describe_configs([resource]).values()
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # kept alive until the future resolves
+    (future,) = admin.describe_configs([ConfigResource(ResourceType.TOPIC, topic)]).values()
     return str(future.result(timeout=30)["message.timestamp.type"].value)
 
 
