@@ -73,11 +73,8 @@ def retry_delay() -> timedelta:
 
 
 def tick_alone(lock_path: Path, listings: SourceListings | None = None) -> list[int] | None:
-    """A tick, unless this host's previous one still runs (None then): ticks never pile up in the worker pool.
-
-    Beat queues one every couple of seconds, and a tick may wait on clusters for seconds; unguarded, such ticks
-    would take every pool process and starve the replication tasks and the wizard's step jobs.
-    """
+    """A tick, unless another tick on this host still runs (None then): a second beat started on the host (a restart
+    while the old process still stops) must not plan and dispatch beside the first (``controllerloop``)."""
     with lock_path.open("a") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
