@@ -10,7 +10,7 @@ from pathlib import Path
 
 from localkafka.cluster import DEFAULT_BROKER_HEAP
 from localkafka.dist import DEFAULT_KAFKA_VERSION, LEGACY_KAFKA_VERSION, VERSION_ENV, LocalKafkaError, default_version
-from localkafka.manager import DEFAULT_ALIASES, LocalKafka, parse_clusters
+from localkafka.manager import DEFAULT_ALIASES, LocalKafka, parse_cluster_choices
 from replication.mm2.policy import PolicyError
 
 
@@ -40,7 +40,11 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument(
         "--clusters",
         default=",".join(DEFAULT_ALIASES),
-        help="comma-separated aliases, each optionally with its version: old:2.3.0,new:4.3.1",
+        help="comma-separated aliases, each optionally with its version and its security (plaintext, the default; "
+        "scram: SASL_SSL with SCRAM-SHA-512; mtls: SSL with client certificates), "
+        "e.g. old:2.3.0,src:scram,dst:mtls:4.3.1. "
+        "A secured alias gets an enforcing authorizer, and a client properties file per principal (admin, a super "
+        "user; replicator, with no ACL), printed after its alias=host:port line",
     )
     up.add_argument("--timeout", type=float, default=120.0)
     up.add_argument(
@@ -66,9 +70,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         version = args.kafka_version or default_version()
         kafka = LocalKafka(args.state_dir, args.port_base, args.zk_port_base, broker_heap=heap, version=version)
         if args.command == "up":
-            clusters = parse_clusters(args.clusters, version)
+            clusters = parse_cluster_choices(args.clusters, version)
             for alias, bootstrap in kafka.up(clusters, timeout=args.timeout).items():
                 print(f"{alias}={bootstrap}")
+                for principal, path in kafka.client_properties(alias).items():
+                    print(f"# {alias} {principal}: {path}")
             versions = kafka.versions()
             print(f"# Kafka: {', '.join(f'{a} {versions[a]}' for a in clusters)}", file=sys.stderr)
             print(f"# state: {kafka.state_dir / 'state.json'}", file=sys.stderr)
@@ -76,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for s in kafka.status():
                 state = "ready" if s.broker_ready else ("starting" if s.broker_running else "stopped")
                 mode = "kraft" if s.kraft else f"zookeeper={'up' if s.zookeeper_running else 'down'}"
-                print(f"{s.alias}={s.bootstrap} broker={state} {mode} version={s.version}")
+                print(f"{s.alias}={s.bootstrap} broker={state} {mode} version={s.version} security={s.security}")
         elif args.command == "classpath":
             runtime = kafka.runtime()
             print(runtime.classpath)

@@ -20,6 +20,15 @@ from typing import Any
 from confluent_kafka.admin import AdminClient
 
 from localkafka.dist import KafkaRuntime, LocalKafkaError
+from localkafka.security import (
+    ADMIN,
+    Material,
+    Security,
+    broker_settings,
+    client_config,
+    format_arguments,
+    make_material,
+)
 
 _quiet = logging.getLogger("localkafka.probe")
 _quiet.addHandler(logging.NullHandler())
@@ -80,10 +89,20 @@ class ClusterSpec:
     broker_port: int
     control_port: int
     data_dir: Path
+    security: Security = Security.PLAINTEXT
 
     @property
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.broker_port}"
+
+    @property
+    def material(self) -> Material:
+        """The keys, certificates and passwords of a secured cluster (security.py)."""
+        return Material(self.data_dir / "tls")
+
+    def client_config(self, principal: str = ADMIN) -> dict[str, str]:
+        """librdkafka settings of a client of this cluster, connecting as principal on a secured one."""
+        return client_config(self.security, self.material, self.bootstrap, principal)
 
 
 def port_open(port: int) -> bool:
@@ -136,6 +155,8 @@ class LocalCluster:
             (data / sub).mkdir(parents=True, exist_ok=True)
         plain = f"PLAINTEXT://127.0.0.1:{self.spec.broker_port}"
         broker = {"log.dirs": str(data / "kafka-logs"), **BROKER_SETTINGS}
+        if self.spec.security is not Security.PLAINTEXT and not self.kraft:
+            raise LocalKafkaError(f"{self.spec.alias}: a {self.spec.security} cluster needs Kafka 3.x or 4.x (KRaft)")
         if self.kraft:
             control = f"127.0.0.1:{self.spec.control_port}"
             broker |= {
@@ -144,6 +165,10 @@ class LocalCluster:
                 "advertised.listeners": plain,
                 "controller.quorum.voters": f"{KRAFT_BROKER_SETTINGS['node.id']}@{control}",
             }
+            if self.spec.security is not Security.PLAINTEXT:
+                material = make_material(self.spec.material.directory, self.spec.alias)
+                secured = broker_settings(self.spec.security, material, self.spec.broker_port, self.spec.control_port)
+                broker |= secured
         else:
             zk = {
                 "dataDir": str(data / "zookeeper"),
@@ -181,6 +206,7 @@ class LocalCluster:
             "--config",
             str(data / "server.properties"),
             "--ignore-formatted",
+            *format_arguments(self.spec.security, self.spec.material),
         ]
         done = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=120)
         if done.returncode != 0:
@@ -234,7 +260,7 @@ class LocalCluster:
         brokers first and the partitions after (seen: 0 topics for over 15 s on a busy machine)."""
         if not port_open(self.spec.broker_port):
             return False
-        config: dict[str, Any] = {"bootstrap.servers": self.spec.bootstrap, "logger": _quiet}
+        config: dict[str, Any] = {**self.spec.client_config(), "logger": _quiet}
         admin = AdminClient(config)
         try:
             metadata = admin.list_topics(timeout=3)

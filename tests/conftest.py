@@ -14,7 +14,8 @@ import pytest
 
 from localkafka import LocalKafka
 from localkafka.dist import default_version
-from localkafka.manager import parse_clusters
+from localkafka.manager import ClusterChoice, parse_clusters
+from localkafka.security import Security
 from tests.support import workers
 
 TEST_ALIASES = ("us-west", "us-east", "backup")
@@ -86,6 +87,24 @@ def local_kafka() -> Iterator[LocalKafka | None]:
     kafka = fresh_local_kafka("test-kafka", int(os.environ.get("MIRRORPLANE_TEST_PORT_BASE", "29092")))
     try:
         kafka.up(test_cluster_versions())
+        yield kafka
+    finally:
+        kafka.down(purge=True)
+
+
+SECURED_ALIASES = {"sec-scram": Security.SCRAM, "sec-mtls": Security.MTLS}
+SECURED_PORT_OFFSET = 10  # beside the test clusters' ports, within a worker's stride
+
+
+@pytest.fixture(scope="session")
+def secured_kafka() -> Iterator[LocalKafka]:
+    """Two secured clusters with enforcing authorizers, started on first use: `sec-scram` (SASL_SSL with
+    SCRAM-SHA-512) and `sec-mtls` (SSL with client certificates). Clients: `secured_kafka.client_config(alias,
+    principal)`, principal `admin` (a super user) or `replicator` (no ACL until a test grants one)."""
+    base = int(os.environ.get("MIRRORPLANE_TEST_PORT_BASE", "29092")) + SECURED_PORT_OFFSET
+    kafka = fresh_local_kafka("secured-kafka", base)
+    try:
+        kafka.up({alias: ClusterChoice(default_version(), security) for alias, security in SECURED_ALIASES.items()})
         yield kafka
     finally:
         kafka.down(purge=True)
