@@ -20,3 +20,22 @@ LEADER_NOT_READY = (
 
 class ReplicationError(RuntimeError):
     """The task cannot go on without risking data: a send failed, or the producer was fenced."""
+
+
+# The broker's refusals for want of an ACL, by the resource each one names.
+AUTHORIZATION_FAILED = {
+    KafkaError.TOPIC_AUTHORIZATION_FAILED: "TOPIC",
+    KafkaError.GROUP_AUTHORIZATION_FAILED: "GROUP",
+    KafkaError.CLUSTER_AUTHORIZATION_FAILED: "CLUSTER",
+    KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: "TRANSACTIONAL_ID",
+}
+
+
+def missing_acl(error: KafkaError, cluster: str, operation: str, name: str) -> str | None:
+    """What to grant, when error is an authorization failure: `us-east refused READ on GROUP app
+    (GROUP_AUTHORIZATION_FAILED): grant it to the flow's principal`; None for any other error."""
+    resource = AUTHORIZATION_FAILED.get(error.code())
+    if resource is None:
+        return None
+    target = "the cluster" if resource == "CLUSTER" else f"{resource} {name}"
+    return f"{cluster} refused {operation} on {target} ({error.name()}): grant it to the flow's principal"

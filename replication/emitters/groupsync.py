@@ -12,12 +12,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from confluent_kafka import KafkaException, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from replication.config import FlowConfig
 from replication.emitters.checkpoints import read_checkpoints
+from replication.errors import missing_acl
 from replication.kafka.clients import ClientFactory
 from replication.kafka.internaltopics import TopicTail, flow_checkpoints_topic
+from replication.mm2.filters import GroupFilter
 from replication.mm2.records import Checkpoint, LatestCheckpoints, latest_checkpoints
 from replication.offsets.groupoffsets import ConsumerGroups
 
@@ -47,6 +49,8 @@ class GroupOffsetSync:
         self.topic = flow_checkpoints_topic(flow)
         self.latest: LatestCheckpoints = {}
         self.skipped_active: set[str] = set()  # groups left alone in the last round because they had members
+        self.refused: dict[str, str] = {}  # group -> why the target refused it in the last round
+        self.group_filter = GroupFilter(flow)
         self._tail: TopicTail | None = None
         self._groups: ConsumerGroups | None = None
 
@@ -58,7 +62,10 @@ class GroupOffsetSync:
         latest_checkpoints(read_checkpoints(self._tail), self.latest)
         if not self.latest or self._groups is None:
             return False
-        states = self._groups.describe(self.latest)
+        # The checkpoints topic may hold groups another flow definition checkpointed: only this flow's are synced.
+        groups = [group for group in self.latest if self.group_filter.should_replicate(group)]
+        states, errors = self._groups.describe_each(groups)
+        self._refuse({group: self._reason(group, error) for group, error in errors.items()})
         writable = [group for group, state in states.items() if state.writable]
         self.skipped_active = set(states).difference(writable)
         wrote = False
@@ -68,6 +75,18 @@ class GroupOffsetSync:
             except KafkaException as exc:  # one group's failure must not stop the others
                 log.warning("%s: group %s not synced: %s", self.flow.name, group, exc)
         return wrote
+
+    def _reason(self, group: str, error: KafkaError) -> str:
+        return missing_acl(error, self.flow.target.alias, "READ", group) or f"{error.name()}: {error.str()}"
+
+    def _refuse(self, refused: dict[str, str]) -> None:
+        """Log a group the target refuses once, when its reason changes, and once when it is accepted again."""
+        for group, reason in sorted(refused.items()):
+            if self.refused.get(group) != reason:
+                log.warning("%s: group %s not synced: %s", self.flow.name, group, reason)
+        for group in sorted(set(self.refused) - set(refused)):
+            log.info("%s: group %s is synced again", self.flow.name, group)
+        self.refused = refused
 
     def close(self) -> None:
         if self._tail is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions, TopicPartition
+from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from replication.kafka.internaltopics import TIMEOUT
@@ -49,6 +49,25 @@ class ConsumerGroups:
             members = tuple(f"{m.client_id}@{m.host}" for m in description.members or [])
             states[group] = GroupState(group, description.state.name, members)
         return states
+
+    def describe_each(self, groups: Iterable[str]) -> tuple[dict[str, GroupState], dict[str, KafkaError]]:
+        """Like describe, but a group the broker refuses (e.g. GROUP_AUTHORIZATION_FAILED) is returned with its
+        error instead of failing the others."""
+        groups = list(groups)
+        if not groups:
+            return {}, {}
+        futures = self.admin.describe_consumer_groups(groups, request_timeout=self.timeout)
+        states: dict[str, GroupState] = {}
+        errors: dict[str, KafkaError] = {}
+        for group, future in futures.items():
+            try:
+                description = future.result(timeout=self.timeout)
+            except KafkaException as exc:
+                errors[group] = exc.args[0]
+                continue
+            members = tuple(f"{m.client_id}@{m.host}" for m in description.members or [])
+            states[group] = GroupState(group, description.state.name, members)
+        return states, errors
 
     def committed(self, group: str) -> dict[Partition, int]:
         """The group's committed offsets, every topic; partitions with no commit, or an error, are left out."""
