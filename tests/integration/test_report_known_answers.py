@@ -16,11 +16,12 @@ Held, per path (A->B, B->C, A->B->C):
   and differ only at their ends: a heartbeat ends at the target broker's append (LogAppendTime), the record figure
   when the task serves the acknowledgement between consume calls (up to its 25 ms wait for the next record later,
   tests/integration/test_latency_figures.py), the probe when its fetch returns (a waiting fetch is answered at the
-  append). On the 2-core machine shared with other test runs (load average ~18) they read 0-5 ms apart in quiet
-  spells and up to 22 ms apart under load (printed with -s). The faults the figures must not hide are larger by an
-  order of magnitude: an arrival taken when the collector read it instead of the broker's append is up to a
-  collection pass late (COLLECT_S = 2 s; put in by hand, it read A->B 499 ms, B->C 1179 ms, A->B->C 979 ms from
-  heartbeats beside 7, 7 and 10 ms from records), and a heartbeat interval taken for latency is 1-2 s.
+  append). Over six runs on a 2-core machine shared with other test runs (load average 17-20) the heartbeat and
+  record p50s read 1-11 ms apart, once 22 ms (A->B->C: 79 ms from heartbeats, 57 ms from records; printed with -s).
+  The faults the figures must not hide are larger by an order of magnitude: an arrival taken when the collector
+  read it instead of the broker's append is up to a collection pass late (COLLECT_S = 2 s; put in by hand, it read
+  A->B 499 ms, B->C 1179 ms, A->B->C 979 ms from heartbeats beside 7, 7 and 10 ms from records), and a heartbeat
+  interval taken for latency is 1-2 s.
 - every heartbeat arrival in the window is stamped by its broker (arrival_kind `log_append`).
 - the topology report over the running chain: the hops A->B (1), A->C (2), B->C (1), and no dead, silent or
   unconfigured link among the chain's.
@@ -139,6 +140,8 @@ def traffic(kafka_clusters: dict[str, str]) -> Iterator[dict[str, Any]]:
     stopping.set()
     if state["thread"] is not None:
         state["thread"].join(30)
+    for producer in producers:  # now, not when the process ends, after the session's clusters stopped
+        producer.close()
 
 
 def _lake_max(lake: str, table: str, column: str, **where: str) -> int:
