@@ -100,3 +100,10 @@ def totals(audited: DataFrame) -> DataFrame:
         F.sum(F.col("loss").cast("int")).alias("windows_with_loss"),
         *[F.sum(c).alias(c) for c in ("source_records", "target_records", "missing", "duplicates", "late")],
     )
+
+
+def per_flow(audited: DataFrame) -> DataFrame:
+    """One row per flow and window, summed over its partitions: complete (source - missing), missing, duplicates."""
+    sums = [F.sum(c).alias(c) for c in ("source_records", "target_records", "missing", "duplicates", "late")]
+    grouped = audited.groupBy("flow", "window_start", "window_end").agg(*sums)
+    return grouped.withColumn("complete", F.col("source_records") - F.col("missing"))

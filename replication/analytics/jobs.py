@@ -154,6 +154,7 @@ def run_latency(job: Job) -> Summary:
     log.info("latency: stage 1/3 sketches per partition and minute")
     minutes = latency.minute_sketches(latency.with_latencies(facts)).cache()  # the one pass over the facts
     partitions = latency.merge(minutes, [*latency.PARTITION_KEYS, "path"]).cache()
+    bucket = latency.series_minutes(_span_minutes(minutes, "minute", job.since, job.until))
     try:
         log.info("latency: stage 2/3 percentiles per minute, partition, flow and path")
         detail = job.write(
@@ -162,6 +163,7 @@ def run_latency(job: Job) -> Summary:
                 "by_partition": latency.per_partition(partitions),
                 "by_flow": latency.per_flow(partitions),
                 "end_to_end": latency.end_to_end(partitions, arrivals),
+                "series": latency.series(minutes, bucket),
             }
         )
     finally:
@@ -172,7 +174,24 @@ def run_latency(job: Job) -> Summary:
     paths = _rows(detail["end_to_end"].orderBy("derived_from", "origin", "destination", "path"))
     facts_read = sum(f["facts"] for f in flows)
     log.info("latency: %d facts processed", facts_read)
-    return {"facts": facts_read, "records": sum(f["records"] for f in flows), "flows": flows, "end_to_end": paths}
+    stats = [c for c in detail["series"].columns if c not in ("flow", "path", "at")]
+    series = _rows(detail["series"].orderBy("flow", "path", "at").select("flow", "path", _iso("at"), *stats))
+    return {
+        "facts": facts_read,
+        "records": sum(f["records"] for f in flows),
+        "flows": flows,
+        "end_to_end": paths,
+        "series_minutes": bucket,
+        "series": series,
+    }
+
+
+def _span_minutes(frame: DataFrame, column: str, since: datetime | None, until: datetime | None) -> float:
+    """The window's length, or where an end is open, the span of `column` in `frame` (the data's own)."""
+    if since is not None and until is not None:
+        return (until - since).total_seconds() / 60
+    first, last = frame.agg(F.min(column), F.max(column)).first() or (None, None)
+    return (last - first).total_seconds() / 60 if first is not None and last is not None else 0.0
 
 
 # -- topology --------------------------------------------------------------------------------------------------
@@ -215,6 +234,10 @@ def as_of(arrivals: DataFrame, until_ms: int, collection_lag_s: float) -> int:
     return min(until_ms, max(int(newest_ms), until_ms - int(collection_lag_s * 1000)))
 
 
+# A link as the topology graph draws it: an edge between two clusters, named by its flow, marked when dead.
+LINK_FIELDS = ("flow", "source", "target", "heartbeats", "configured", "observed", "dead", "silent", "unconfigured")
+
+
 def _topology_summary(detail: dict[str, DataFrame], links: DataFrame) -> Summary:
     matrix: dict[str, dict[str, int]] = {}
     for row in detail["hops"].collect():
@@ -233,10 +256,15 @@ def _topology_summary(detail: dict[str, DataFrame], links: DataFrame) -> Summary
         "dead_links": flags["dead"],
         "silent_flows": flags["silent"],
         "unconfigured_flows": flags["unconfigured"],
+        "links": _rows(links.select(*LINK_FIELDS).orderBy("source", "target")),
     }
 
 
 # -- audit -----------------------------------------------------------------------------------------------------
+# Per flow and window: what the flow page charts (records complete, missing and duplicated per window).
+AUDIT_SERIES = ("source_records", "complete", "missing", "duplicates", "late")
+
+
 def run_audit(job: Job) -> Summary:
     o = job.options
     lookback = job.since - timedelta(minutes=o.lookback_minutes) if job.since else None
@@ -253,7 +281,9 @@ def run_audit(job: Job) -> Summary:
     # None, not 100 %: with no source records there is nothing to be complete about.
     completeness = round((source - sums.get("missing", 0)) * 100.0 / source, 3) if source else None
     log.info("audit: %d windows, %d records processed", sums.get("windows", 0), sums.get("target_records", 0))
-    return sums | {"completeness_pct": completeness, "loss": _rows(loss)}
+    per_flow = audit.per_flow(windows).orderBy("flow", "window_start")
+    series = per_flow.select("flow", _iso("window_start"), _iso("window_end"), *AUDIT_SERIES)
+    return sums | {"completeness_pct": completeness, "loss": _rows(loss), "series": _rows(series)}
 
 
 RUNNERS: dict[str, Callable[[Job], Summary]] = {"latency": run_latency, "topology": run_topology, "audit": run_audit}

@@ -23,6 +23,7 @@ from pyspark.sql import functions as F
 
 PERCENTILES = (0.5, 0.95, 0.99)
 SKETCH_K = 2000
+SERIES_POINTS = 120  # at most this many buckets per flow and path over a window: what a chart needs, no more
 METRICS = ("replication_latency_ms", "record_age_ms")
 PARTITION_KEYS = ("flow", "topic", "partition")
 TOTALS = ["records", "bytes"]
@@ -86,6 +87,20 @@ def per_partition(partition_sketches: DataFrame) -> DataFrame:
 
 def per_flow(partition_sketches: DataFrame) -> DataFrame:
     return _quantiles(merge(partition_sketches, ["flow"]), ["flow"], METRICS, TOTALS)
+
+
+def series_minutes(span_minutes: float) -> int:
+    """The bucket of the series: one minute, or as many as keep a span to SERIES_POINTS buckets."""
+    return max(1, -(-int(span_minutes) // SERIES_POINTS))
+
+
+def series(minute_sketches: DataFrame, bucket_minutes: int) -> DataFrame:
+    """Per flow, path and bucket of `bucket_minutes` (`at`, of the ack): replication latency over time."""
+    size = bucket_minutes * 60
+    start = F.unix_seconds("minute")
+    bucketed = minute_sketches.withColumn("at", F.timestamp_seconds(start - start % size))
+    keys = ["flow", "path", "at"]
+    return _quantiles(merge(bucketed, keys), keys, ("replication_latency_ms",), [])
 
 
 def _by_path(frame: DataFrame, kind: str) -> DataFrame:

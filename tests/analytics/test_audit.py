@@ -148,3 +148,31 @@ def test_the_job_window_selects_facts_by_ack_time(
         "audit", lake, str(tmp_path / "o2"), since=since, spark=spark, window_minutes=1, lookback_minutes=0
     )
     assert tuple(no_lookback[k] for k in figures) == (2, 111, 7, 0, 10)  # 83..89 look missing without it
+
+
+def test_the_summary_has_each_flows_complete_missing_and_duplicated_records_per_window(
+    audited: tuple[str, dict],
+) -> None:
+    """Summed over the flow's partitions, window by window: what the flow page charts."""
+    assert audited[1]["series"] == [
+        {
+            "flow": "a->b",
+            "window_start": "2027-01-15T08:00:00Z",
+            "window_end": "2027-01-15T08:01:00Z",
+            "source_records": 230,
+            "complete": 223,
+            "missing": 7,
+            "duplicates": 43,
+            "late": 10,
+        },
+        {
+            "flow": "a->b",
+            "window_start": "2027-01-15T08:01:00Z",
+            "window_end": "2027-01-15T08:02:00Z",
+            "source_records": 98,
+            "complete": 98,
+            "missing": 0,
+            "duplicates": 0,
+            "late": 0,
+        },
+    ]

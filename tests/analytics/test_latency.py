@@ -8,6 +8,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from replication.analytics.jobs import run_job
+from replication.analytics.latency import series_minutes
 from tests.analytics.factgen import T0, arrival, fact, write_arrivals, write_facts
 from tests.analytics.frames import assert_frame_equal
 
@@ -145,3 +146,25 @@ def test_the_window_selects_facts_by_ack_time(spark: SparkSession, chain: tuple[
     until = datetime.fromtimestamp((T0 + 500 * 49 + 60) / 1000, UTC)  # record 49 is acked by B and C, not D
     summary = run_job("latency", lake, str(tmp_path / "out"), until=until, spark=spark)
     assert {f["flow"]: f["facts"] for f in summary["flows"]} == {"A->B": 50, "B->C": 50, "C->D": 49}
+
+
+def test_the_summary_has_each_flows_latency_over_time_per_path(chain: tuple[str, dict]) -> None:
+    """Every fact was acknowledged within one minute: one bucket per flow and path, with the partition's figures."""
+    summary = chain[1]
+    at = "2027-01-15T08:00:00Z"
+    assert summary["series_minutes"] == 1
+    assert summary["series"] == [
+        {"flow": "A->B", "path": "A->B", "at": at, "facts": N, **_stats("replication_latency_ms", 10, 10, 10, 10)},
+        {"flow": "B->C", "path": "A->B->C", "at": at, "facts": N, **_stats("replication_latency_ms", 30, 30, 30, 30)},
+        {
+            "flow": "C->D",
+            "path": "A->B->C->D",
+            "at": at,
+            "facts": N,
+            **_stats("replication_latency_ms", 99, 144, 1148, 1149),
+        },
+    ]
+
+
+def test_the_series_buckets_keep_a_window_to_at_most_120_points() -> None:
+    assert [series_minutes(m) for m in (0, 60, 120, 121, 360, 1440)] == [1, 1, 1, 2, 3, 12]

@@ -78,6 +78,13 @@ def test_dead_silent_and_unconfigured_links_and_cycles(spark: SparkSession, tmp_
     assert summary["cycles"] == [["A", "B", "C"]]
     assert summary["hops"] == {"A": {"B": 1, "C": 2}, "B": {"C": 1}, "C": {"A": 1}}
     assert summary["diamonds"] == []
+    graph = [(link["source"], link["target"], link["flow"], link["dead"]) for link in summary["links"]]
+    assert graph == [
+        ("A", "B", "A->B", False),
+        ("B", "C", "B->C", True),
+        ("C", "A", "C->A", False),
+        ("X", "Y", "X->Y", False),
+    ]
     links = plain(
         spark.read.parquet(f"{out}/links"), ["flow", "configured", "observed", "dead", "silent", "unconfigured"]
     )

@@ -13,6 +13,7 @@ from controlplane.flows.api.serializers import FlowSerializer
 from controlplane.flows.defaults import flow_default
 from controlplane.flows.models import Flow
 from controlplane.ui.services.reports import MAX_ROWS as MAX_REPORT_ROWS
+from controlplane.ui.services.reports import MAX_SERIES as MAX_REPORT_SERIES
 
 PREVIEW_FIELDS = ["topics", "topics_exclude", "replication_policy_class", "replication_policy_separator"]
 
@@ -47,6 +48,16 @@ class FlowReportSerializer(serializers.Serializer[dict[str, Any]]):
     rows = serializers.ListField(
         child=serializers.DictField(child=BoundedJSONField()),
         help_text=f"the summary's rows about the flow (at most {MAX_REPORT_ROWS}), each with its `section`",
+    )
+    series = serializers.ListField(
+        child=serializers.DictField(child=BoundedJSONField()),
+        help_text=f"the flow's rows per window (latency per path and bucket `at`, audit per `window_start`), oldest "
+        f"first, at most the newest {MAX_REPORT_SERIES}",
+    )
+    graph = serializers.DictField(
+        child=BoundedJSONField(),
+        allow_null=True,
+        help_text="topology only: `nodes` (cluster aliases) and `links` (source, target, flow, dead...); else null",
     )
 
 

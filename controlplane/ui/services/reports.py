@@ -18,6 +18,10 @@ log = logging.getLogger(__name__)
 MAX_ROWS = 20
 # The whole-lake figures of each job's summary worth a glance (facts read, records, completeness, arrivals).
 FIGURES = ("facts", "records", "source_records", "missing", "duplicates", "completeness_pct", "heartbeat_arrivals")
+# The per-window rows each job's summary keeps for the flow page's charts (`series`): charted, not tabled, and at
+# most MAX_SERIES of a flow's (the newest), which a day's audit at one-minute windows stays within.
+SERIES = "series"
+MAX_SERIES = 3000
 _PATTERNS = ("*/summary.json", "*/*/summary.json", "*/*/*/summary.json")
 
 
@@ -53,7 +57,7 @@ def _report(job: str, mtime: float, summary: dict[str, Any], flow_name: str) -> 
     rows: list[dict[str, Any]] = []
     flagged: list[str] = []
     for key, value in summary.items():
-        if isinstance(value, list):
+        if isinstance(value, list) and key != SERIES:
             rows += [{"section": key, **row} for row in value if isinstance(row, dict) and row.get("flow") == flow_name]
             if flow_name in value:
                 flagged.append(key)
@@ -68,4 +72,24 @@ def _report(job: str, mtime: float, summary: dict[str, Any], flow_name: str) -> 
         "figures": {key: summary[key] for key in FIGURES if key in summary},
         "flagged_in": flagged,
         "rows": rows[:MAX_ROWS],
+        "series": _series(summary, flow_name),
+        "graph": _graph(summary),
     }
+
+
+def _series(summary: dict[str, Any], flow_name: str) -> list[dict[str, Any]]:
+    rows = summary.get(SERIES)
+    mine = (
+        [row for row in rows if isinstance(row, dict) and row.get("flow") == flow_name]
+        if isinstance(rows, list)
+        else []
+    )
+    return mine[-MAX_SERIES:]
+
+
+def _graph(summary: dict[str, Any]) -> dict[str, Any] | None:
+    """The topology as the flow page draws it, every cluster and link (not only the flow's); None for other jobs."""
+    nodes, links = summary.get("nodes"), summary.get("links")
+    if not isinstance(nodes, list) or not isinstance(links, list):
+        return None
+    return {"nodes": [str(n) for n in nodes], "links": [link for link in links if isinstance(link, dict)]}

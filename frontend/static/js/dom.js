@@ -52,9 +52,26 @@ export function ageOfMillis(timestamp) {
   return Math.max(0, (Date.now() - timestamp) / 1000);
 }
 
+// Times of day are 24-hour on every page ("13:05", never "1:05 PM"), whatever the browser's locale says.
+const CLOCK = { hour: "2-digit", minute: "2-digit", hourCycle: "h23" };
+const DAY = { day: "numeric", month: "short" };
+
+export function clock(date) {
+  return new Date(date).toLocaleTimeString("en-GB", CLOCK);
+}
+
+// "24 Nov 13:05–13:20", or "24 Nov 23:30–25 Nov 00:30" across midnight (the browser's time zone); an open end is now.
+export function timeSpan(since, until) {
+  const from = new Date(since);
+  const to = until ? new Date(until) : new Date();
+  const day = (d) => d.toLocaleDateString("en-GB", DAY);
+  const sameDay = from.toDateString() === to.toDateString();
+  return `${day(from)} ${clock(from)}–${sameDay ? "" : `${day(to)} `}${clock(to)}`;
+}
+
 export function when(iso) {
   if (!iso) return "–";
-  return new Date(iso).toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "medium" });
+  return new Date(iso).toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "medium", hourCycle: "h23" });
 }
 
 export function clear(node, ...children) {

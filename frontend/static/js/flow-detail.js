@@ -1,7 +1,8 @@
 // /flows/<id>/: charts over time, tasks and partitions, checkpoint freshness, analytics reports, operations.
 import { ApiError, get, post } from "./api.js";
-import { age, ageOfMillis, alert, badge, clear, compact, el, ms, number, table, when } from "./dom.js";
+import { age, ageOfMillis, alert, badge, clear, compact, el, ms, number, table, timeSpan, when } from "./dom.js";
 import { color as themeColor, onThemeChange, withAlpha } from "./palette.js";
+import { auditChart, latencyCharts, purgeCharts, topologyGraph } from "./report-charts.js";
 
 const id = document.getElementById("flow").dataset.id;
 const REFRESH_MS = 5000;
@@ -351,15 +352,9 @@ function runFindings(run) {
   return el("span", {}, figures(s) + latency);
 }
 
-// "24 Nov 13:05–13:20": a run's window, compactly (both ends in the browser's time zone).
+// A run's window, compactly and 24-hour (dom.js's timeSpan), or the whole lake when it has no start.
 function windowText(since, until) {
-  if (!since) return "whole lake";
-  const day = { day: "numeric", month: "short" };
-  const time = { hour: "2-digit", minute: "2-digit" };
-  const from = new Date(since);
-  const to = until ? new Date(until) : new Date();
-  const sameDay = from.toDateString() === to.toDateString();
-  return `${from.toLocaleDateString(undefined, day)} ${from.toLocaleTimeString(undefined, time)}–${sameDay ? "" : `${to.toLocaleDateString(undefined, day)} `}${to.toLocaleTimeString(undefined, time)}`;
+  return since ? timeSpan(since, until) : "whole lake";
 }
 
 function runs(list) {
@@ -392,21 +387,27 @@ function runs(list) {
   clear(document.getElementById("report-runs"), table(headers, rows, { empty: "No report runs yet." }));
 }
 
-// A report's rows about this flow, one table per section of its summary, with the columns its rows have.
+// A report's rows about this flow, one table per section of its summary, with the columns its rows have; times
+// (ISO strings such as an audit window's start, epoch ms named last_..._ms) are shown as dates with 24-hour times.
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/;
 function reportRows(rows) {
   const sections = new Map();
   for (const row of rows) sections.set(row.section, [...(sections.get(row.section) || []), row]);
   return [...sections].map(([section, list]) => {
     const keys = [...new Set(list.flatMap(Object.keys))].filter((k) => k !== "section" && k !== "flow");
     const numeric = (k) => list.every((row) => row[k] === undefined || row[k] === null || typeof row[k] === "number");
-    const cell = (value) =>
+    const cell = (value, key) =>
       typeof value === "number"
-        ? number(value)
+        ? key.startsWith("last_") && key.endsWith("_ms") // an epoch time, e.g. a link's last heartbeat
+          ? when(value)
+          : number(value)
         : value === undefined || value === null
           ? "–"
           : typeof value === "object"
             ? JSON.stringify(value)
-            : String(value);
+            : ISO_TIME.test(value)
+              ? when(value)
+              : String(value);
     return el(
       "div",
       { class: "report-rows" },
@@ -417,7 +418,7 @@ function reportRows(rows) {
           el(
             "tr",
             {},
-            keys.map((k) => el("td", { class: numeric(k) ? "num" : "" }, cell(row[k]))),
+            keys.map((k) => el("td", { class: numeric(k) ? "num" : "" }, cell(row[k], k))),
           ),
         ),
       ),
@@ -425,8 +426,27 @@ function reportRows(rows) {
   });
 }
 
-function reports(answer) {
+// A report's pictures: what the job charts for this flow (its series; the topology's whole graph).
+function reportCharts(r) {
+  if (r.job === "latency") return latencyCharts(r.series || []);
+  if (r.job === "audit") return auditChart(r.series || []);
+  if (r.job === "topology") return topologyGraph(r.no_data ? null : r.graph, flowName);
+  return null;
+}
+
+// Drawn again only when the answer changed (the poll must not reset a chart under the pointer) or the theme did
+// (Plotly's colours are the theme's).
+let shownReports = null;
+onThemeChange(() => {
+  if (shownReports) reports(JSON.parse(shownReports), true);
+});
+
+function reports(answer, redraw = false) {
+  const text = JSON.stringify(answer);
+  if (text === shownReports && !redraw) return;
+  shownReports = text;
   const box = document.getElementById("reports");
+  purgeCharts(box);
   if (!answer.reports.length) {
     clear(
       box,
@@ -434,21 +454,29 @@ function reports(answer) {
     );
     return;
   }
+  const charts = answer.reports.map(reportCharts);
   clear(
     box,
-    answer.reports.map((r) =>
+    answer.reports.map((r, i) =>
       el(
         "div",
-        { class: "report" },
-        el("h3", {}, `${r.job} `, el("span", { class: "faint" }, `written ${when(r.written_at)}`)),
+        { class: "report", "data-job": r.job },
+        el(
+          "h3",
+          {},
+          `${r.job} `,
+          el("span", { class: "faint" }, `${windowText(r.since, r.until)} · written ${when(r.written_at)}`),
+        ),
         r.no_data
           ? alert("warn", r.note || "No data in this report's window.")
           : el("p", { class: "muted" }, `All flows: ${figures(r.figures || {})}`),
         r.flagged_in.length ? alert("warn", `Flagged in: ${r.flagged_in.join(", ")}`) : null,
+        charts[i]?.node,
         r.rows.length ? reportRows(r.rows) : el("p", { class: "muted" }, "No row of this report names this flow."),
       ),
     ),
   );
+  for (const chart of charts) chart?.draw();
 }
 
 async function refreshReports() {

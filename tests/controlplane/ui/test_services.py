@@ -83,6 +83,32 @@ def test_reports_show_the_newest_summary_per_job_and_only_rows_about_the_flow(tm
     assert found[0]["flagged_in"] == ["dead_links"]
 
 
+def test_a_reports_series_about_the_flow_are_charted_not_tabled_and_the_topology_is_a_whole_graph(
+    tmp_path: Path, settings: Any
+) -> None:
+    settings.STATE_DIR = tmp_path
+    series = [
+        {"flow": f, "at": f"2027-01-15T08:0{m}:00Z", "replication_latency_ms_p99": m}
+        for f in ("a->b", "c->d")
+        for m in range(3)
+    ]
+    links = [
+        {"flow": "a->b", "source": "a", "target": "b", "dead": True},
+        {"flow": "c->d", "source": "c", "target": "d", "dead": False},
+    ]
+    for job, summary in (
+        ("latency", {"series": series}),
+        ("topology", {"nodes": ["a", "b", "c", "d"], "links": links}),
+    ):
+        out = tmp_path / "analytics" / job
+        out.mkdir(parents=True)
+        (out / "summary.json").write_text(json.dumps({"job": job, **summary}))
+    latency, topology = reports.latest_for_flow("a->b")
+    assert latency["series"] == series[:3] and latency["rows"] == [] and latency["graph"] is None
+    assert topology["graph"] == {"nodes": ["a", "b", "c", "d"], "links": links}
+    assert topology["rows"] == [{"section": "links", **links[0]}] and topology["series"] == []
+
+
 def test_plotly_is_served_from_the_installed_package() -> None:
     path = PlotlyFinder().find(PLOTLY_PATH)
     assert isinstance(path, str) and path.endswith("plotly.min.js") and Path(path).stat().st_size > 1_000_000
