@@ -90,14 +90,14 @@ def _key() -> ec.EllipticCurvePrivateKey:
     return ec.generate_private_key(ec.SECP256R1())
 
 
-def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
+def key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
     # Unencrypted PKCS#8: what both Kafka's PEM keystore and librdkafka read without a password.
     return key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
 
 
-def _pem(cert: x509.Certificate) -> bytes:
+def certificate_pem(cert: x509.Certificate) -> bytes:
     return cert.public_bytes(serialization.Encoding.PEM)
 
 
@@ -164,14 +164,14 @@ def make_material(directory: Path, alias: str) -> Material:
     directory.mkdir(parents=True, exist_ok=True)
     directory.chmod(0o700)
     ca_key, ca_cert = new_ca(f"mirrorplane local CA {alias}")
-    material.ca.write_bytes(_pem(ca_cert))
-    (directory / "ca.key").write_bytes(_pem_key(ca_key))
+    material.ca.write_bytes(certificate_pem(ca_cert))
+    (directory / "ca.key").write_bytes(key_pem(ca_key))
     broker_key, broker_cert = issue(ca_key, ca_cert, BROKER, BROKER_HOSTS)
-    material.broker_keystore.write_bytes(_pem_key(broker_key) + _pem(broker_cert) + _pem(ca_cert))
+    material.broker_keystore.write_bytes(key_pem(broker_key) + certificate_pem(broker_cert) + certificate_pem(ca_cert))
     for principal in PRINCIPALS:
         key, cert = issue(ca_key, ca_cert, principal)
-        material.key(principal).write_bytes(_pem_key(key))
-        material.certificate(principal).write_bytes(_pem(cert))
+        material.key(principal).write_bytes(key_pem(key))
+        material.certificate(principal).write_bytes(certificate_pem(cert))
         material.password_file(principal).write_text(secrets.token_urlsafe(18) + "\n")
     for path in directory.iterdir():
         path.chmod(0o600)

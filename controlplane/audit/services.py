@@ -14,7 +14,7 @@ from controlplane.audit.models import AuditRecord
 
 REDACTED = "********"
 # Fields that hold credentials, in any model: only whether they are set is recorded.
-SECRET_FIELDS = frozenset({"sasl_password_encrypted", "url_encrypted"})
+SECRET_FIELDS = frozenset({"sasl_password_encrypted", "ssl_key_pem_encrypted", "url_encrypted"})
 
 
 def record(

@@ -1,7 +1,7 @@
 """The connectivity check as a background job (kind ``cluster.check``): what the job stores and how it runs.
 
-A saved cluster's job stores only its id; an unsaved one's stores the form's settings, its SASL password as a
-Fernet token (cleared with the rest of the inputs when the job ends). Neither the result nor the error carries a
+A saved cluster's job stores only its id; an unsaved one's stores the form's settings, its SASL password and client
+key as Fernet tokens (cleared with the rest of the inputs when the job ends). Neither the result nor the error carries a
 credential: librdkafka's errors name hosts, and the password is masked in them all the same.
 """
 
@@ -11,13 +11,21 @@ from typing import Any
 
 from controlplane.audit.services import record
 from controlplane.clusters import crypto, services
-from controlplane.clusters.models import Cluster
+from controlplane.clusters.models import SECRET_FIELDS, Cluster
 from controlplane.core.permissions import OPERATOR
 from controlplane.jobs.models import Job
 from controlplane.jobs.services import JobFailed, Kind
 
 CHECK = "cluster.check"
-_UNSAVED_FIELDS = ("alias", "bootstrap_servers", "security_protocol", "sasl_mechanism", "sasl_username", "ssl_ca_pem")
+_UNSAVED_FIELDS = (
+    "alias",
+    "bootstrap_servers",
+    "security_protocol",
+    "sasl_mechanism",
+    "sasl_username",
+    "ssl_ca_pem",
+    "ssl_certificate_pem",
+)
 
 
 def saved_inputs(cluster: Cluster) -> dict[str, Any]:
@@ -25,12 +33,12 @@ def saved_inputs(cluster: Cluster) -> dict[str, Any]:
 
 
 def unsaved_inputs(values: dict[str, Any]) -> dict[str, Any]:
-    """The validated form values of an unsaved cluster; only the password given in the request is used."""
+    """The validated form values of an unsaved cluster; only the credentials given in the request are used."""
     values = dict(values)
-    password = values.pop("sasl_password", "") or ""
+    secrets = {name: values.pop(name, "") or "" for name in SECRET_FIELDS}
     cluster = Cluster(**values)  # fills the model's defaults (security protocol, ...)
     settings = {name: str(getattr(cluster, name) or "") for name in _UNSAVED_FIELDS}
-    return {"unsaved": {**settings, "sasl_password_encrypted": crypto.encrypt(password)}}
+    return {"unsaved": {**settings, **{f"{name}_encrypted": crypto.encrypt(secrets[name]) for name in SECRET_FIELDS}}}
 
 
 def run_check(job: Job) -> dict[str, Any]:
@@ -42,10 +50,12 @@ def run_check(job: Job) -> dict[str, Any]:
             raise JobFailed(f"cluster {job.inputs['cluster']} was deleted before the check ran")
     else:
         cluster = Cluster(**{name: job.inputs["unsaved"][name] for name in _UNSAVED_FIELDS})
-        cluster.sasl_password_encrypted = job.inputs["unsaved"]["sasl_password_encrypted"]
+        for name in SECRET_FIELDS:
+            setattr(cluster, f"{name}_encrypted", job.inputs["unsaved"].get(f"{name}_encrypted", ""))
     result = services.connectivity_check(cluster)
     if "error" in result:
-        result["error"] = _masked(result["error"], cluster.sasl_password)
+        for secret in (cluster.sasl_password, cluster.ssl_key_pem):
+            result["error"] = _masked(result["error"], secret)
     summary: dict[str, Any] = {key: result[key] for key in ("ok", "topic_count", "error") if key in result}
     record(job.created_by, "cluster.check", cluster if saved else None, after={"alias": cluster.alias, **summary})
     if not result["ok"]:

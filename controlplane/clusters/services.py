@@ -23,7 +23,8 @@ _ATTEMPT_SECONDS = 0.5
 
 
 def client_settings(cluster: Cluster) -> dict[str, str]:
-    """librdkafka settings of the cluster: bootstrap.servers, security.protocol, sasl.* and ssl.ca.pem."""
+    """librdkafka settings of the cluster: bootstrap.servers, security.protocol, sasl.*, ssl.ca.pem and the client
+    certificate (ssl.certificate.pem, ssl.key.pem)."""
     settings = {"bootstrap.servers": cluster.bootstrap_servers, "security.protocol": str(cluster.security_protocol)}
     if cluster.security_protocol in SASL_PROTOCOLS:
         settings["sasl.mechanism"] = str(cluster.sasl_mechanism or "PLAIN")
@@ -31,6 +32,9 @@ def client_settings(cluster: Cluster) -> dict[str, str]:
         settings["sasl.password"] = cluster.sasl_password
     if cluster.security_protocol in SSL_PROTOCOLS and cluster.ssl_ca_pem:
         settings["ssl.ca.pem"] = cluster.ssl_ca_pem
+    if cluster.security_protocol in SSL_PROTOCOLS and cluster.ssl_certificate_pem and cluster.has_ssl_key:
+        settings["ssl.certificate.pem"] = cluster.ssl_certificate_pem
+        settings["ssl.key.pem"] = cluster.ssl_key_pem
     return settings
 
 

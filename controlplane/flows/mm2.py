@@ -20,6 +20,8 @@ CLUSTER_FIELD_OF = {
     "sasl.username": "sasl_username",
     "sasl.password": "sasl_password",
     "ssl.ca.pem": "ssl_ca_pem",
+    "ssl.certificate.pem": "ssl_certificate_pem",
+    "ssl.key.pem": "ssl_key_pem",
 }
 
 

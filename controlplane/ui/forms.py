@@ -18,7 +18,8 @@ from replication.config import PROPERTIES, Property
 
 @dataclass(frozen=True)
 class Field:
-    """One input: ``kind`` is text, password, textarea, list (one pattern per line), number, bool or choice."""
+    """One input: ``kind`` is text, password, textarea, secret-textarea (a write-only textarea), list (one pattern
+    per line), number, bool or choice."""
 
     name: str
     label: str
@@ -71,6 +72,19 @@ def cluster_sections() -> list[Section]:
                     "security.protocol, sasl.mechanism or ssl.ca.pem clears it unless you re-enter it",
                 ),
                 Field("ssl_ca_pem", "ssl.ca.pem", "textarea", help="CA certificate(s) in PEM, if not the system's"),
+                Field(
+                    "ssl_certificate_pem",
+                    "ssl.certificate.pem",
+                    "textarea",
+                    help="The client's certificate in PEM, for brokers that ask for one (mTLS)",
+                ),
+                Field(
+                    "ssl_key_pem",
+                    "ssl.key.pem",
+                    "secret-textarea",
+                    help="Write-only: the certificate's unencrypted private key in PEM; leave empty to keep the "
+                    "stored one. Cleared like the password",
+                ),
             ],
         ),
     ]

@@ -1,4 +1,5 @@
-"""Cluster API representation. The SASL password is write-only; responses say only whether one is set.
+"""Cluster API representation. The SASL password and the client certificate's key are write-only; responses say only
+whether one is set.
 
 Saving goes through ``Cluster.apply``, so an edit that re-targets the credentials clears the stored password.
 """
@@ -11,7 +12,12 @@ from rest_framework import serializers
 
 from controlplane.clusters.choices import SASL_PROTOCOLS, SSL_PROTOCOLS
 from controlplane.clusters.models import Cluster
-from controlplane.clusters.validators import validate_ca_pem
+from controlplane.clusters.validators import (
+    key_matches_certificate,
+    validate_ca_pem,
+    validate_certificate_pem,
+    validate_key_pem,
+)
 
 MAX_PEM_LENGTH = 65536
 MAX_SECRET_LENGTH = 1024
@@ -32,6 +38,25 @@ class ClusterSerializer(serializers.ModelSerializer[Cluster]):
     ssl_ca_pem = serializers.CharField(
         required=False, allow_blank=True, max_length=MAX_PEM_LENGTH, validators=[validate_ca_pem]
     )
+    ssl_certificate_pem = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=MAX_PEM_LENGTH,
+        validators=[validate_certificate_pem],
+        help_text="The client's certificate (chain) in PEM, for brokers that ask for one (mTLS); with ssl_key_pem.",
+    )
+    ssl_key_pem = serializers.CharField(
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        max_length=MAX_PEM_LENGTH,
+        trim_whitespace=False,
+        validators=[validate_key_pem],
+        style={"input_type": "password"},
+        help_text="Write-only: the unencrypted private key of ssl_certificate_pem, in PEM. Omit on update to keep "
+        "the stored one; it is cleared like the SASL password when the update changes where credentials go.",
+    )
+    has_ssl_key = serializers.BooleanField(read_only=True)
     # The route fields whose change cleared the stored password in the last update() (for the audit record).
     credentials_cleared_by: tuple[str, ...] = ()
 
@@ -47,6 +72,9 @@ class ClusterSerializer(serializers.ModelSerializer[Cluster]):
             "sasl_password",
             "has_sasl_password",
             "ssl_ca_pem",
+            "ssl_certificate_pem",
+            "ssl_key_pem",
+            "has_ssl_key",
             "created_at",
             "updated_at",
         ]
@@ -68,9 +96,32 @@ class ClusterSerializer(serializers.ModelSerializer[Cluster]):
                         {name: f"only used with SASL_PLAINTEXT or SASL_SSL, not {protocol}"}
                     )
             attrs.update(sasl_mechanism="", sasl_username="", sasl_password="")
-        if attrs.get("ssl_ca_pem") and protocol not in SSL_PROTOCOLS:
-            raise serializers.ValidationError({"ssl_ca_pem": f"only used with SSL or SASL_SSL, not {protocol}"})
+        for name in ("ssl_ca_pem", "ssl_certificate_pem", "ssl_key_pem"):
+            if attrs.get(name) and protocol not in SSL_PROTOCOLS:
+                raise serializers.ValidationError({name: f"only used with SSL or SASL_SSL, not {protocol}"})
+        if protocol in SSL_PROTOCOLS:
+            self._check_client_certificate(attrs)
+        else:
+            attrs.update(ssl_certificate_pem="", ssl_key_pem="")
         return attrs
+
+    def _check_client_certificate(self, attrs: dict[str, Any]) -> None:
+        """A certificate needs its key, given or stored (and a key its certificate); a given key must be the
+        certificate's. A certificate that changes needs its key again."""
+        certificate = self._value(attrs, "ssl_certificate_pem")
+        key = attrs.get("ssl_key_pem")
+        certificate_changed = "ssl_certificate_pem" in attrs and (
+            self.instance is None or attrs["ssl_certificate_pem"] != self.instance.ssl_certificate_pem
+        )
+        stored_key = self.instance is not None and self.instance.has_ssl_key and not certificate_changed
+        if certificate and not key and not (stored_key and "ssl_key_pem" not in attrs):
+            raise serializers.ValidationError({"ssl_key_pem": "required with ssl_certificate_pem"})
+        if key and not certificate:
+            raise serializers.ValidationError({"ssl_certificate_pem": "required with ssl_key_pem"})
+        if key and not key_matches_certificate(key, certificate):
+            raise serializers.ValidationError({"ssl_key_pem": "is not the private key of ssl_certificate_pem"})
+        if not certificate:
+            attrs["ssl_key_pem"] = ""
 
     def create(self, validated_data: dict[str, Any]) -> Cluster:
         cluster = Cluster()
