@@ -41,6 +41,7 @@ def checks_pass_before_continue(page: Page) -> None:
     for box in page.locator("input[name=ack]").all():
         box.check()
     page.get_by_role("button", name="Run the checks again").click()
+    expect(page.locator("#panel .jobstate")).to_have_count(0, timeout=STEP_TIMEOUT)
     expect(page.locator("#panel .alert.ok")).to_have_text("Every check passed.", timeout=STEP_TIMEOUT)
     summary = page.locator("#log summary", has_text="preflight")
     expect(summary).to_contain_text("· complete")
