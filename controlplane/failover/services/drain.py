@@ -1,8 +1,8 @@
 """Step 3, the drain: wait until the lag of the source partitions the failover's groups read is at most the
 threshold, and say how it is going.
 
-What is measured: the partitions the groups have committed offsets on in the source, within the flow's topics (the
-partitions the flow reports). Only their records matter to the groups that move; the flow's other topics may keep
+What is measured: the partitions the groups have committed offsets on in the source, within the flow's topics (its
+topics filter). Only their records matter to the groups that move; the flow's other topics may keep
 being written by producers of other applications, and a drain over the whole flow would wait for them forever.
 
 Each run (the wizard polls it) adds a sample of that lag and of those partitions' source end offsets to a short trend
@@ -22,8 +22,8 @@ from controlplane.failover.services import context, kafka
 from controlplane.flows.models import Flow
 from controlplane.flows.services import flow_config
 from controlplane.orchestration.models import PartitionReport
-from controlplane.orchestration.services.status import reported_partitions
-from replication.mm2.policy import is_heartbeats_topic, is_internal_topic
+from replication.mm2.filters import TopicFilter
+from replication.mm2.policy import is_heartbeats_topic
 from replication.offsets.groupoffsets import Partition
 
 TREND_SAMPLES = 30
@@ -71,22 +71,20 @@ def drain_step(failover: Failover, inputs: dict[str, Any]) -> tuple[DrainResult,
 
 
 def _group_partitions(failover: Failover, flow: Flow, previous: DrainResult) -> tuple[list[Partition], str]:
-    """The source partitions the failover's groups committed on that the flow replicates (data partitions it
-    reports: heartbeats and internal topics are replication's own). If the source does not answer, the previous
-    check's partitions are kept, with why."""
-    policy = flow_config(flow).policy()
-    replicated = {
-        (t, p)
-        for t, p in reported_partitions(flow.pk)
-        if not is_heartbeats_topic(policy, t) and not is_internal_topic(t)
-    }
+    """The source partitions the failover's groups committed on, of the topics the flow replicates (its topics
+    filter, as the data plane applies it; heartbeats are replication's own). A partition of those topics that no
+    task reported yet is kept: it has no lag yet, and the drain waits for it. If the source does not answer, the
+    previous check's partitions are kept, with why."""
+    config = flow_config(flow)
+    topics, policy = TopicFilter(config), config.policy()
     try:
         groups = kafka.groups(failover.source)
         committed = {partition for group in failover.groups for partition in groups.committed(group)}
     except Exception as exc:  # librdkafka raises several kinds: the reason is shown, and the drain waits
         kept = [(p.topic, p.partition) for p in previous.partitions]
         return kept, f"{type(exc).__name__}: {exc}"
-    return sorted(committed & replicated), ""
+    replicated = {(t, p) for t, p in committed if topics.should_replicate(t) and not is_heartbeats_topic(policy, t)}
+    return sorted(replicated), ""
 
 
 def _source_ends(failover: Failover, partitions: list[Partition]) -> tuple[dict[Partition, int], str]:
