@@ -206,10 +206,11 @@ function drainPartitions(r) {
         ),
       ),
   );
+  // Not a <details>: the panel is drawn again every check, which would close it under the operator's hand.
   return el(
-    "details",
-    { class: "drain-partitions", id: "drain-partitions", open: rows.length <= 5 },
-    el("summary", {}, `Measured: ${partitionCount(rows.length)} the groups read`),
+    "div",
+    { class: "drain-partitions", id: "drain-partitions" },
+    el("p", { class: "faint" }, `Measured: the ${partitionCount(rows.length)} the groups read, highest lag first`),
     t,
     more > 0 ? el("p", { class: "faint" }, `and ${number(more)} more with less lag`) : null,
   );
