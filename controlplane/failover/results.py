@@ -59,8 +59,20 @@ class PartitionPlan:
 
 
 @dataclass(frozen=True)
+class DrainPartition:
+    """One source partition the drain measures (one the failover's groups committed on, within the flow's topics):
+    its replication lag as the flow's task last reported it (None: not reported) and its end offset (None: unknown)."""
+
+    topic: str
+    partition: int
+    lag: int | None
+    source_end: int | None
+
+
+@dataclass(frozen=True)
 class DrainSample:
-    """One drain check: when (epoch seconds), the flow's lag and the sum of the source end offsets."""
+    """One drain check: when (epoch seconds), the lag of the groups' partitions and the sum of their source end
+    offsets."""
 
     at: float
     lag: int | None
@@ -129,6 +141,8 @@ class DrainResult(StepResult):
     progress: float = 0.0
     waiting: bool = False
     trend: tuple[DrainSample, ...] = ()
+    partitions: tuple[DrainPartition, ...] = ()  # the groups' partitions, the ones the figures are about
+    partitions_error: str = ""  # why the groups' committed partitions could not be read this time
     lag_rate: float | None = None
     source_write_rate: float | None = None
     producers_writing: bool = False

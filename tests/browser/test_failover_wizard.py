@@ -1,5 +1,6 @@
 """Acceptance 3 and 4: a planned failover through the wizard, reloaded mid-way, moves a consumer group that is
-mid-stream on the source to the target with 0 records re-read and 0 skipped, checked record by record."""
+mid-stream on the source to the target with 0 records re-read and 0 skipped, checked record by record. The step log
+shows the pre-flight complete as soon as every check passes, before Continue."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from controlplane.flows.models import Flow
 from tests.browser.conftest import log_in, make_user, shoot
 from tests.browser.traffic import Traffic
 from tests.browser.wizard import (
+    STEP_TIMEOUT,
     apply_verify_failback,
     at_step,
     checkpoint_to_apply,
@@ -20,7 +22,6 @@ from tests.browser.wizard import (
     fence,
     healthy,
     plan,
-    preflight,
     start,
 )
 from tests.support.celery import Processes
@@ -29,6 +30,24 @@ from tests.support.kafka import wait_until
 
 pytestmark = [pytest.mark.kafka, pytest.mark.django_db(transaction=True)]
 PARTITIONS = 2
+
+
+def checks_pass_before_continue(page: Page) -> None:
+    """Run the checks, acknowledge every warning and run them again: every check passes, and the step log says the
+    pre-flight is complete while the wizard still waits for Continue."""
+    page.get_by_role("button", name="Run pre-flight checks").click()
+    expect(page.locator(".pfcheck").first).to_be_visible(timeout=STEP_TIMEOUT)
+    expect(page.locator("#panel .jobstate")).to_have_count(0, timeout=STEP_TIMEOUT)
+    for box in page.locator("input[name=ack]").all():
+        box.check()
+    page.get_by_role("button", name="Run the checks again").click()
+    expect(page.locator("#panel .jobstate")).to_have_count(0, timeout=STEP_TIMEOUT)
+    expect(page.locator("#panel .alert.ok")).to_have_text("Every check passed.", timeout=STEP_TIMEOUT)
+    summary = page.locator("#log summary", has_text="preflight")
+    expect(summary).to_contain_text("· complete")
+    expect(summary).not_to_contain_text("not complete")
+    expect(page.locator("#panel h2[data-current=preflight]")).to_be_visible()  # Continue still moves on
+    shoot(page, "wizard-2-preflight")
 
 
 def test_a_planned_failover_through_the_wizard_is_exact_and_survives_a_reload(
@@ -51,7 +70,8 @@ def test_a_planned_failover_through_the_wizard_is_exact_and_survives_a_reload(
         plan(page, live_server.url, group, "us-west", "us-east", "planned", 2000)
         shoot(page, "wizard-1-plan")
         start(page)
-        preflight(page, "wizard-2-preflight")
+        checks_pass_before_continue(page)
+        page.get_by_role("button", name="Continue").click()
         at_step(page, "drain")
         shoot(page, "wizard-3-drain")
         at_step(page, "fence")

@@ -108,7 +108,8 @@ def fence(page: Page, until: str = "checkpoint", attempts: int = 20) -> None:
         page.check("#fence-confirm")
         page.get_by_role("button", name="Verify the fence").click()
         expect(page.locator("#panel .jobstate")).to_have_count(0, timeout=STEP_TIMEOUT)
-        expect(page.locator("#panel button").first).to_be_enabled(timeout=STEP_TIMEOUT)
+        # the step's own buttons (the demo's traffic switch in the panel stays enabled while the job runs)
+        expect(page.locator("#panel .formactions button").first).to_be_enabled(timeout=STEP_TIMEOUT)
         if page.locator(f"#panel h2[data-current={until}]").count():
             return
         page.wait_for_timeout(2000)

@@ -14,6 +14,12 @@ from controlplane.core.permissions import IsOperator, IsViewer
 from controlplane.demo.services import traffic as demo_traffic
 
 
+class DemoTrafficMovedSerializer(serializers.Serializer[dict[str, object]]):
+    group = serializers.CharField()
+    to = serializers.CharField(help_text="the cluster the group reads on since the failover")
+    failover = serializers.IntegerField(help_text="the failover that moved it")
+
+
 class DemoTrafficSerializer(serializers.Serializer[dict[str, object]]):
     running = serializers.BooleanField(help_text="a demo traffic generator runs")
     paused = serializers.BooleanField(help_text="it is paused (produces nothing)")
@@ -24,10 +30,21 @@ class DemoTrafficSerializer(serializers.Serializer[dict[str, object]]):
     group = serializers.CharField(
         allow_null=True, help_text="the consumer group that reads its topics on the source (stopped while paused)"
     )
+    cluster = serializers.CharField(allow_null=True, help_text="the cluster it produces to and its group reads from")
+    moved = DemoTrafficMovedSerializer(
+        allow_null=True, help_text="where a completed failover moved the group, when not to ``cluster``; null: not"
+    )
 
 
 class DemoTrafficSwitchSerializer(serializers.Serializer[dict[str, object]]):
     paused = serializers.BooleanField()
+    confirm_cluster = serializers.CharField(
+        required=False,
+        default="",
+        allow_blank=True,
+        max_length=255,
+        help_text="to resume after the group was failed over away: the generator's cluster, named to confirm",
+    )
 
 
 class DemoTrafficView(APIView):
@@ -42,7 +59,13 @@ class DemoTrafficView(APIView):
 
     @extend_schema(
         request=DemoTrafficSwitchSerializer,
-        responses={200: DemoTrafficSerializer, 409: OpenApiResponse(description="no demo traffic generator runs")},
+        responses={
+            200: DemoTrafficSerializer,
+            409: OpenApiResponse(
+                description="no demo traffic generator runs, or a resume after the group was failed over to another "
+                "cluster did not confirm the generator's cluster (confirm_cluster)"
+            ),
+        },
     )
     def post(self, request: Request) -> Response:
         switch = DemoTrafficSwitchSerializer(data=request.data)
@@ -50,8 +73,8 @@ class DemoTrafficView(APIView):
         paused = bool(switch.validated_data["paused"])
         before = demo_traffic.state()
         try:
-            after = demo_traffic.set_paused(paused)
-        except demo_traffic.NotRunning as exc:
+            after = demo_traffic.set_paused(paused, str(switch.validated_data["confirm_cluster"]))
+        except (demo_traffic.NotRunning, demo_traffic.MovedAway) as exc:
             return Response({"detail": str(exc), **before}, status=status.HTTP_409_CONFLICT)
         record(request.user, "demo.traffic.pause" if paused else "demo.traffic.resume", None, before, after)
         return Response(after)

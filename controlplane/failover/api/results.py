@@ -67,10 +67,19 @@ class DrainSampleSerializer(serializers.Serializer[Any]):
     """One drain check."""
 
     at = serializers.FloatField(help_text="when, in seconds since the epoch")
-    lag = serializers.IntegerField(allow_null=True, help_text="the flow's lag; null: not reported")
+    lag = serializers.IntegerField(allow_null=True, help_text="the groups' partitions' lag; null: not reported")
     source_end = serializers.IntegerField(
-        allow_null=True, help_text="sum of the source end offsets of the replicated partitions; null: unknown"
+        allow_null=True, help_text="sum of the source end offsets of the groups' partitions; null: unknown"
     )
+
+
+class DrainPartitionSerializer(serializers.Serializer[Any]):
+    """A source partition the drain measures: one the groups committed on, within the flow's topics."""
+
+    topic = serializers.CharField(help_text="the topic in the source")
+    partition = serializers.IntegerField()
+    lag = serializers.IntegerField(allow_null=True, help_text="its replication lag as last reported; null: none yet")
+    source_end = serializers.IntegerField(allow_null=True, help_text="its end offset in the source; null: unknown")
 
 
 class GroupOffsetSerializer(serializers.Serializer[Any]):
@@ -116,17 +125,27 @@ class PreflightResultSerializer(serializers.Serializer[Any]):
 
 
 class DrainResultSerializer(serializers.Serializer[Any]):
-    """Step 3 (planned only): the flow's lag against the threshold, and how it is going."""
+    """Step 3 (planned only): the lag of the source partitions the groups read against the threshold, and how it is
+    going. Other topics of the flow may keep being written: they are not measured."""
 
-    lag = serializers.IntegerField(allow_null=True, help_text="the flow's lag; null: not reported yet")
+    lag = serializers.IntegerField(
+        allow_null=True, help_text="the lag of the groups' partitions (partitions); null: not reported yet"
+    )
     initial_lag = serializers.IntegerField(allow_null=True, help_text="the lag at the first check")
     threshold = serializers.IntegerField(help_text="the lag the drain waits for")
     progress = serializers.FloatField(help_text="0 to 1, drained since the first check")
     waiting = serializers.BooleanField(help_text="not done: the wizard checks again")
     trend = DrainSampleSerializer(many=True, help_text="the last checks, oldest first")
+    partitions = DrainPartitionSerializer(
+        many=True, help_text="the source partitions the groups committed on, within the flow's topics"
+    )
+    partitions_error = serializers.CharField(
+        allow_blank=True, help_text="why the groups' committed partitions could not be read (the last ones are kept)"
+    )
     lag_rate = serializers.FloatField(allow_null=True, help_text="lag change per second over the last minute")
     source_write_rate = serializers.FloatField(
-        allow_null=True, help_text="source end offsets' growth per second since the previous check; null: unknown"
+        allow_null=True,
+        help_text="the groups' partitions' end offsets' growth per second since the previous check; null: unknown",
     )
     producers_writing = serializers.BooleanField(help_text="the source end offsets moved since the previous check")
     eta_seconds = serializers.FloatField(allow_null=True, help_text="0 when done; null: the lag is not falling")

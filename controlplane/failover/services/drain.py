@@ -1,9 +1,14 @@
-"""Step 3, the drain: wait until the flow's lag is at most the threshold, and say how it is going.
+"""Step 3, the drain: wait until the lag of the source partitions the failover's groups read is at most the
+threshold, and say how it is going.
 
-Each run (the wizard polls it) adds a sample of the flow's lag and of the source end offsets to a short trend kept
-with the result. From it: the lag's rate of change, an ETA, and whether the source producers are still writing,
-which is why a drain to 0 does not complete under live traffic: a lag of 0 read between two fetches says nothing
-while the producers still write, so a drain to 0 also waits for the source end offsets to stop moving.
+What is measured: the partitions the groups have committed offsets on in the source, within the flow's topics (its
+topics filter). Only their records matter to the groups that move; the flow's other topics may keep
+being written by producers of other applications, and a drain over the whole flow would wait for them forever.
+
+Each run (the wizard polls it) adds a sample of that lag and of those partitions' source end offsets to a short trend
+kept with the result. From it: the lag's rate of change, an ETA, and whether the source producers are still writing
+to those partitions, which is why a drain to 0 does not complete under live traffic: a lag of 0 read between two
+fetches says nothing while the producers still write, so a drain to 0 also waits for the end offsets to stop moving.
 """
 
 from __future__ import annotations
@@ -12,28 +17,33 @@ import time
 from typing import Any
 
 from controlplane.failover.models import Failover
-from controlplane.failover.results import DrainResult, DrainSample
+from controlplane.failover.results import DrainPartition, DrainResult, DrainSample
 from controlplane.failover.services import context, kafka
+from controlplane.flows.models import Flow
 from controlplane.flows.services import flow_config
-from controlplane.monitoring.services.health import totals
-from controlplane.orchestration.services.status import flow_status, reported_partitions
-from controlplane.orchestration.taskstatus import FlowStatus
-from replication.mm2.policy import ReplicationPolicy, is_heartbeats_topic, is_internal_topic
+from controlplane.orchestration.models import PartitionReport
+from replication.mm2.filters import TopicFilter
+from replication.mm2.policy import is_heartbeats_topic
+from replication.offsets.groupoffsets import Partition
 
 TREND_SAMPLES = 30
 RATE_WINDOW_SECONDS = 60.0
 
 
 def drain_step(failover: Failover, inputs: dict[str, Any]) -> tuple[DrainResult, bool]:
-    """Complete once the flow's lag is at most the threshold; the UI polls it for the progress bar and trend."""
+    """Complete once the lag of the groups' partitions is at most the threshold; the UI polls it for the progress
+    bar and trend."""
     flow = context.flows(failover).forward
     if flow is None:
         return DrainResult(error="the flow from the source to the target no longer exists", waiting=True), False
-    status = flow_status(flow)
-    lag, threshold = totals(status).lag, failover.drain_threshold
     previous = failover.result(DrainResult)
+    wanted, partitions_error = _group_partitions(failover, flow, previous)
+    ends, source_error = _source_ends(failover, wanted)
+    measured = _measured(flow, wanted, ends)
+    lag = _lag(measured, partitions_error)
+    end = sum(ends.values()) if ends else None
+    threshold = failover.drain_threshold
     initial = previous.initial_lag if previous.initial_lag is not None else lag
-    end, source_error = _source_end(failover, status, flow_config(flow).policy())
     trend = (*previous.trend, DrainSample(round(time.time(), 1), lag, end))[-TREND_SAMPLES:]
     # The lag metric moves in steps (tasks report every few seconds): its rate is taken over the last minute. End
     # offsets are exact: their rate since the previous check says whether the producers write right now.
@@ -48,14 +58,65 @@ def drain_step(failover: Failover, inputs: dict[str, Any]) -> tuple[DrainResult,
         progress=round(progress, 3),
         waiting=not done,
         trend=trend,
+        partitions=measured,
+        partitions_error=partitions_error,
         lag_rate=lag_rate,
         source_write_rate=write_rate,
         producers_writing=write_rate is not None and write_rate > 0,
         eta_seconds=0 if done else _eta(lag, threshold, lag_rate),
         source_error=source_error,
-        why=None if done else _why(lag, threshold, lag_rate, write_rate),
+        why=None if done else _why(lag, threshold, lag_rate, write_rate, measured, partitions_error),
     )
     return result, done
+
+
+def _group_partitions(failover: Failover, flow: Flow, previous: DrainResult) -> tuple[list[Partition], str]:
+    """The source partitions the failover's groups committed on, of the topics the flow replicates (its topics
+    filter, as the data plane applies it; heartbeats are replication's own). A partition of those topics that no
+    task reported yet is kept: it has no lag yet, and the drain waits for it. If the source does not answer, the
+    previous check's partitions are kept, with why."""
+    config = flow_config(flow)
+    topics, policy = TopicFilter(config), config.policy()
+    try:
+        groups = kafka.groups(failover.source)
+        committed = {partition for group in failover.groups for partition in groups.committed(group)}
+    except Exception as exc:  # librdkafka raises several kinds: the reason is shown, and the drain waits
+        kept = [(p.topic, p.partition) for p in previous.partitions]
+        return kept, f"{type(exc).__name__}: {exc}"
+    replicated = {(t, p) for t, p in committed if topics.should_replicate(t) and not is_heartbeats_topic(policy, t)}
+    return sorted(replicated), ""
+
+
+def _source_ends(failover: Failover, partitions: list[Partition]) -> tuple[dict[Partition, int], str]:
+    """The source end offsets of the partitions ({} if unknown, with why)."""
+    if not partitions:
+        return {}, ""
+    try:
+        return kafka.end_offsets(failover.source, partitions), ""
+    except Exception as exc:  # the trend does without them; the drain itself only needs the lag
+        return {}, f"{type(exc).__name__}: {exc}"
+
+
+def _measured(flow: Flow, partitions: list[Partition], ends: dict[Partition, int]) -> tuple[DrainPartition, ...]:
+    """Each partition's replication lag as its task last reported it (None: not reported yet) and its end offset."""
+    lags = reported_lags(flow.pk, {t for t, _ in partitions})
+    return tuple(DrainPartition(t, p, lags.get((t, p)), ends.get((t, p))) for t, p in partitions)
+
+
+def reported_lags(flow_id: int, topics: set[str]) -> dict[Partition, int | None]:
+    """The lag each partition of these topics last reported in the flow (what the tasks report; nothing dials)."""
+    reports = PartitionReport.objects.filter(flow_id=flow_id, topic__in=topics)
+    return {(t, p): lag for t, p, lag in reports.values_list("topic", "partition", "lag")}
+
+
+def _lag(measured: tuple[DrainPartition, ...], partitions_error: str) -> int | None:
+    """The sum of the partitions' lags: None while one has none reported (a partial sum would read too low), or
+    when the partitions are unknown. No partition at all (the groups committed nothing the flow replicates): 0,
+    nothing to wait for."""
+    if not measured:
+        return None if partitions_error else 0
+    lags = [p.lag for p in measured]
+    return None if any(lag is None for lag in lags) else sum(lag for lag in lags if lag is not None)
 
 
 def _still(trend: tuple[DrainSample, ...]) -> bool:
@@ -65,19 +126,6 @@ def _still(trend: tuple[DrainSample, ...]) -> bool:
     if trend[-1].source_end is None:
         return True
     return len(trend) >= 2 and trend[-2].source_end == trend[-1].source_end
-
-
-def _source_end(failover: Failover, status: FlowStatus, policy: ReplicationPolicy) -> tuple[int | None, str]:
-    """The sum of the source end offsets of the data partitions the flow replicates (None if unknown, with why).
-    Heartbeat and internal topics are left out: replication itself writes them every second or so."""
-    reported = reported_partitions(status.flow)
-    partitions = sorted((t, p) for t, p in reported if not is_heartbeats_topic(policy, t) and not is_internal_topic(t))
-    if not partitions:
-        return None, ""
-    try:
-        return sum(kafka.end_offsets(failover.source, partitions).values()), ""
-    except Exception as exc:  # the trend does without it; the drain itself only needs the lag
-        return None, f"{type(exc).__name__}: {exc}"
 
 
 def _rate(points: list[tuple[float, int | None]], window: float) -> float | None:
@@ -98,10 +146,21 @@ def _eta(lag: int | None, threshold: int, lag_rate: float | None) -> float | Non
     return round((lag - threshold) / -lag_rate, 1)
 
 
-def _why(lag: int | None, threshold: int, lag_rate: float | None, write_rate: float | None) -> str | None:
+def _why(
+    lag: int | None,
+    threshold: int,
+    lag_rate: float | None,
+    write_rate: float | None,
+    measured: tuple[DrainPartition, ...],
+    partitions_error: str,
+) -> str | None:
     """Why the drain is not done yet, when it is not just a matter of time."""
+    if lag is None and not measured:
+        return f"the groups' committed partitions on the source could not be read ({partitions_error})"
     if lag is None:
-        return "the flow reports no lag yet: are its tasks running? (see the flow page)"
+        unreported = [f"{p.topic}-{p.partition}" for p in measured if p.lag is None]
+        shown = ", ".join(unreported[:5]) + (f" and {len(unreported) - 5} more" if len(unreported) > 5 else "")
+        return f"the flow reports no lag yet for {shown}: are its tasks running? (see the flow page)"
     if threshold == 0 and write_rate is None:
         return "waiting for a second check, to see whether the source producers have stopped writing"
     if write_rate is not None and write_rate > 0 and threshold == 0 and lag == 0:

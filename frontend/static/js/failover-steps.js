@@ -1,7 +1,7 @@
 // The wizard's step panels: each takes the failover (as the API returns it) and `run(step, inputs)`.
 // `f.steps.<step>` is absent until the step has run; once there, its `result` has every field of the step's schema
 // (PreflightResult, DrainResult, ... in /api/schema/), so a panel asks "has it run?" and then reads named fields.
-import { age, alert, badge, el, ms, number, table } from "./dom.js";
+import { age, alert, badge, compact, el, ms, number, table } from "./dom.js";
 
 const button = (text, onclick, primary = true) =>
   el("button", { class: `btn ${primary ? "primary" : ""}`, type: "button", onclick }, text);
@@ -94,8 +94,13 @@ export function preflight(f, run, operator) {
 export function drain(f, run, operator, ctx = {}) {
   const ran = f.steps.drain;
   const body = [
-    el("p", { class: "muted" }, `Waiting until the flow lag is at most ${number(f.drain_threshold)} records.`),
+    el(
+      "p",
+      { class: "muted" },
+      `Waiting until the lag of the partitions ${f.groups.join(", ")} read on ${f.source} is at most ${number(f.drain_threshold)} records. Other topics of the flow may keep being written.`,
+    ),
     ...(ran ? drainProgress(f, ran.result) : [progressBar(0), el("p", { id: "drain-lag" }, "Not started.")]),
+    ctx.demoTraffic || null,
   ];
   if (operator) {
     body.push(thresholdForm(f, ctx));
@@ -126,15 +131,19 @@ function drainProgress(f, r) {
       "p",
       { id: "drain-lag" },
       r.lag === null
-        ? "The flow reports no lag yet."
-        : `Lag ${number(r.lag)} ${r.lag === 1 ? "record" : "records"} (${pct}% drained).`,
+        ? "No lag reported yet for the groups' partitions."
+        : `Lag ${number(r.lag)} ${r.lag === 1 ? "record" : "records"} on ${partitionCount(r.partitions.length)} (${pct}% drained).`,
     ),
     drainFigures(r),
     sparkline(r.trend),
+    drainPartitions(r),
+    r.partitions_error
+      ? el("p", { class: "faint" }, `The groups' committed partitions could not be read: ${r.partitions_error}`)
+      : null,
     r.producers_writing
       ? alert(
           "warn",
-          `The source producers are still writing: ${f.source}'s end offsets grow by ~${number(r.source_write_rate)} records/s.`,
+          `The source producers are still writing: the end offsets of these partitions on ${f.source} grow by ~${number(r.source_write_rate)} records/s.`,
         )
       : null,
     r.why ? alert("info", `Not done yet: ${r.why}.`) : null,
@@ -170,25 +179,92 @@ function drainFigures(r) {
   );
 }
 
-// The lag of the last samples as a small inline SVG line (no chart library for thirty points).
+const partitionCount = (n) => `${number(n)} ${n === 1 ? "partition" : "partitions"}`;
+
+// The partitions the drain measures (the groups' committed partitions within the flow), highest lag first.
+const SHOWN_PARTITIONS = 20;
+function drainPartitions(r) {
+  if (!r.partitions.length)
+    return el(
+      "p",
+      { class: "faint", id: "drain-partitions" },
+      "The groups have no committed offsets on the flow's topics: nothing to drain.",
+    );
+  const rows = [...r.partitions].sort((a, b) => (b.lag ?? Infinity) - (a.lag ?? Infinity));
+  const more = rows.length - SHOWN_PARTITIONS;
+  const t = tableOf(
+    ["Partition", { label: "Lag (records)", num: true }, { label: "Source end offset", num: true }],
+    rows
+      .slice(0, SHOWN_PARTITIONS)
+      .map((p) =>
+        el(
+          "tr",
+          {},
+          el("td", { class: "mono" }, `${p.topic}-${p.partition}`),
+          el("td", { class: "num" }, p.lag === null ? "not reported" : number(p.lag)),
+          el("td", { class: "num" }, p.source_end === null ? "unknown" : number(p.source_end)),
+        ),
+      ),
+  );
+  // Not a <details>: the panel is drawn again every check, which would close it under the operator's hand.
+  return el(
+    "div",
+    { class: "drain-partitions", id: "drain-partitions" },
+    el("p", { class: "faint" }, `Measured: the ${partitionCount(rows.length)} the groups read, highest lag first`),
+    t,
+    more > 0 ? el("p", { class: "faint" }, `and ${number(more)} more with less lag`) : null,
+  );
+}
+
+// The lag of the last samples as a small inline SVG line (no chart library for thirty points), with its scale:
+// the highest and lowest lag (records) on the left, the time span under it.
+const SVG = "http://www.w3.org/2000/svg";
+function svgEl(tag, attrs, text) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
 function sparkline(trend) {
   const points = trend.filter((s) => s.lag !== null);
   if (points.length < 2) return null;
-  const w = 240,
+  const left = 84,
+    w = 240,
     h = 40,
-    t0 = points[0].at,
-    t1 = points[points.length - 1].at || t0 + 1,
-    max = Math.max(1, ...points.map((p) => p.lag));
-  const xy = points
-    .map((p) => `${(((p.at - t0) / Math.max(1, t1 - t0)) * w).toFixed(1)},${(h - (p.lag / max) * h).toFixed(1)}`)
-    .join(" ");
-  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-  svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
-  svg.setAttribute("class", "sparkline");
-  svg.setAttribute("aria-label", `lag over the last ${points.length} samples, at most ${max}`);
-  const line = document.createElementNS("http://www.w3.org/2000/svg", "polyline");
-  line.setAttribute("points", xy);
-  svg.append(line);
+    top = 6,
+    bottom = 16;
+  const t0 = points[0].at,
+    t1 = points[points.length - 1].at,
+    span = Math.max(1, t1 - t0);
+  const lags = points.map((p) => p.lag),
+    max = Math.max(...lags),
+    min = Math.min(...lags),
+    range = Math.max(1, max - min);
+  const y = (lag) => (top + h - ((lag - min) / range) * h).toFixed(1);
+  const xy = points.map((p) => `${(left + ((p.at - t0) / span) * w).toFixed(1)},${y(p.lag)}`).join(" ");
+  const records = (n) => `${compact(n)} records`;
+  const clock = (at) => new Date(at * 1000).toLocaleTimeString("en-GB");
+  const svg = svgEl("svg", {
+    viewBox: `0 0 ${left + w + 4} ${top + h + bottom}`,
+    class: "sparkline",
+    id: "drain-sparkline",
+    role: "img",
+    "aria-label": `lag over the last ${points.length} checks (${age(span)}): from ${number(min)} to ${number(max)} records`,
+  });
+  svg.append(
+    svgEl("line", { x1: left, y1: top, x2: left, y2: top + h, class: "axis" }),
+    svgEl("line", { x1: left, y1: top + h, x2: left + w, y2: top + h, class: "axis" }),
+    svgEl("text", { x: left - 4, y: top + 4, "text-anchor": "end", class: "tick", "data-tick": "max" }, records(max)),
+    svgEl("text", { x: left - 4, y: top + h, "text-anchor": "end", class: "tick", "data-tick": "min" }, records(min)),
+    svgEl("text", { x: left, y: top + h + 12, class: "tick", "data-tick": "start" }, clock(t0)),
+    svgEl(
+      "text",
+      { x: left + w, y: top + h + 12, "text-anchor": "end", class: "tick", "data-tick": "end" },
+      `${clock(t1)} (${age(span)} span)`,
+    ),
+    svgEl("polyline", { points: xy }),
+  );
   return svg;
 }
 
@@ -212,7 +288,7 @@ function thresholdForm(f, ctx) {
   );
 }
 
-export function fence(f, run, operator) {
+export function fence(f, run, operator, ctx = {}) {
   const ran = f.steps.fence;
   const body = [
     el(
@@ -220,6 +296,7 @@ export function fence(f, run, operator) {
       {},
       `Stop the producers and the consumers of ${f.groups.join(", ")} on ${f.source}. The wizard then verifies that the source end offsets stop moving and that the groups have no members left.`,
     ),
+    ctx.demoTraffic || null,
   ];
   if (ran) body.push(checks(ran.result.checks, { ack: null }), errorOf(ran.result));
   if (operator) {
@@ -443,7 +520,7 @@ export function failback(f, run, operator) {
   return body;
 }
 
-export function done(f) {
+export function done(f, run, operator, ctx = {}) {
   const c = f.steps.checkpoint.result,
     v = f.steps.verify.result,
     b = f.steps.failback.result;
@@ -476,5 +553,6 @@ export function done(f) {
       { class: "checklist" },
       v.checklist.map((item) => el("li", {}, item)),
     ),
+    ctx.demoTraffic || null,
   ];
 }

@@ -7,6 +7,7 @@
 import { get, post, poller } from "./api.js";
 import { alert, badge, banner, clear, el, when } from "./dom.js";
 import * as panels from "./failover-steps.js";
+import { mountDemoTraffic } from "./demo-traffic.js";
 
 const root = document.getElementById("wizard");
 const id = root.dataset.id;
@@ -20,6 +21,15 @@ let pending = null; // {step, inputs}: a step to start on the next tick (a butto
 let refusal = null; // the last 409/400 answer to a step, shown in the panel until the next step starts
 let retryMs = null; // set while the loop is backing off after an error
 let draft = null; // a drain threshold being typed: kept across the drain's re-renders
+// The demo's traffic switch (hidden when no demo runs), one element moved into the panels that ask for the
+// source's producers to stop (drain, fence) and into the last one (resuming after the failover warns first).
+const demoTraffic = el("div", { class: "demo-traffic wizard-traffic", id: "wizard-demo-traffic", hidden: true });
+demoTraffic.dataset.canOperate = operator ? "1" : "0";
+demoTraffic.dataset.layout = "block";
+let demoMounted = false;
+const TRAFFIC_STEPS = ["drain", "fence", "done"];
+// The step's own buttons, disabled while its job runs; the demo's switch stays usable (the drain's job runs often).
+const STEP_BUTTONS = "#panel button:not(#demo-traffic-toggle)";
 
 const loop = poller(tick, {
   baseMs: POLL_MS,
@@ -70,7 +80,7 @@ function next(f) {
 }
 
 function run(step, inputs) {
-  for (const b of document.querySelectorAll("#panel button")) b.disabled = true;
+  for (const b of document.querySelectorAll(STEP_BUTTONS)) b.disabled = true;
   pending = { step, inputs };
   refusal = null;
   loop.now();
@@ -97,17 +107,22 @@ function log(f) {
               "summary",
               {},
               `${s} `,
-              el(
-                "span",
-                { class: "faint" },
-                `${f.steps[s].by} · ${when(f.steps[s].at)}${f.steps[s].complete ? "" : " · not complete"}`,
-              ),
+              el("span", { class: "faint" }, `${f.steps[s].by} · ${when(f.steps[s].at)}${logState(f.steps[s], s)}`),
             ),
             el("pre", {}, JSON.stringify({ inputs: f.steps[s].inputs, result: f.steps[s].result }, null, 2)),
           ),
         )
       : el("p", { class: "muted" }, "Nothing yet."),
   );
+}
+
+// A step's state in the log. The pre-flight is complete as soon as every check passes (nothing failed, every warning
+// acknowledged); Continue then only moves on.
+function logState(entry, step) {
+  if (entry.complete) return "";
+  const r = entry.result;
+  if (step === "preflight" && !r.failed.length && !r.unacknowledged.length) return " · complete";
+  return " · not complete";
 }
 
 // The job of the step the failover stands at: queued, running, failed or expired (a finished one says nothing).
@@ -159,6 +174,7 @@ function render(f) {
     onDraft: (value) => {
       draft = value;
     },
+    demoTraffic: TRAFFIC_STEPS.includes(step) ? demoTraffic : null,
   };
   const body =
     f.status === "aborted"
@@ -173,7 +189,11 @@ function render(f) {
     body,
   );
   if (focused) document.getElementById(focused)?.focus();
-  if (jobActive(f)) for (const b of document.querySelectorAll("#panel button")) b.disabled = true;
+  if (!demoMounted && demoTraffic.isConnected) {
+    demoMounted = true;
+    mountDemoTraffic(demoTraffic);
+  }
+  if (jobActive(f)) for (const b of document.querySelectorAll(STEP_BUTTONS)) b.disabled = true;
 }
 
 async function setThreshold(value) {

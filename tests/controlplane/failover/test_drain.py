@@ -1,4 +1,5 @@
-"""The drain's trend, ETA and its reason for not completing, on a fake flow status and fake end offsets."""
+"""The drain's scope (the groups' partitions), trend, ETA and its reason for not completing, on fake partition
+reports, fake committed offsets and fake end offsets."""
 
 from __future__ import annotations
 
@@ -11,36 +12,49 @@ from controlplane.failover.api.serializers import DrainStepSerializer, StepsSeri
 from controlplane.failover.models import Failover
 from controlplane.failover.results import DrainResult, StepEntry
 from controlplane.failover.services import context, drain
-from controlplane.orchestration.taskstatus import FlowStatus, TaskStatus
+from controlplane.flows.models import Flow
 from replication.config import ClusterConfig, FlowConfig
 from tests.support.documented import assert_documented
 
 FLOW = FlowConfig(
     source=ClusterConfig("us-west", {"bootstrap.servers": "127.0.0.1:1"}),
     target=ClusterConfig("us-east", {"bootstrap.servers": "127.0.0.1:2"}),
+    topics=("orders", "clicks"),
 )
+
+
+class FakeGroups:
+    def __init__(self, committed: dict[str, dict[tuple[str, int], int]]) -> None:
+        self.by_group = committed
+
+    def committed(self, group: str) -> dict[tuple[str, int], int]:
+        return self.by_group.get(group, {})
 
 
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """``lag`` is the flow's lag, ``end`` the source end offset and ``now`` the clock: the test moves them."""
-    state: dict[str, Any] = {"lag": 900, "end": 10_000, "now": 1000.0}
-
-    def status(flow: Any) -> FlowStatus:
-        task = TaskStatus(task_id=0, state="RUNNING", partition_count=2, lag=state["lag"])
-        return FlowStatus(flow=1, name="us-west->us-east", tasks=(task,))
+    """``lag`` is the lag reported for orders-0, ``end`` its source end offset and ``now`` the clock: the test moves
+    them. The flow also replicates clicks-0, which billing does not read and a producer keeps writing."""
+    state: dict[str, Any] = {"lag": 900, "end": 10_000, "now": 1000.0, "clicks_end": 50_000}
+    # billing committed on orders-0, on a topic the flow does not replicate and on heartbeats (both left out)
+    groups = FakeGroups({"billing": {("orders", 0): 5, ("local-only", 0): 7, ("heartbeats", 0): 1}})
 
     def end_offsets(cluster: Any, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
-        assert partitions == [("orders", 0)]
-        return {partitions[0]: state["end"]}
+        return {partition: state["end"] for partition in partitions}
 
-    monkeypatch.setattr(drain, "flow_status", status)
-    # heartbeats: written by replication itself, so left out of the source end offsets
-    monkeypatch.setattr(drain, "reported_partitions", lambda flow_id: {("orders", 0), ("heartbeats", 0)})
+    def lags(flow_id: int, topics: set[str]) -> dict[tuple[str, int], int | None]:
+        return {
+            (t, p): lag for (t, p), lag in {("orders", 0): state["lag"], ("clicks", 0): 70_000}.items() if t in topics
+        }
+
+    monkeypatch.setattr(drain, "reported_lags", lags)
     monkeypatch.setattr(drain, "flow_config", lambda flow: FLOW)
     monkeypatch.setattr(drain.kafka, "end_offsets", end_offsets)
-    monkeypatch.setattr(context, "flows", lambda failover: context.Flows(object(), None))  # type: ignore[arg-type]
+    monkeypatch.setattr(drain.kafka, "groups", lambda cluster: groups)
+    flow = Flow(pk=1)
+    monkeypatch.setattr(context, "flows", lambda failover: context.Flows(flow, None))
     monkeypatch.setattr(drain.time, "time", lambda: state["now"])
+    state["groups"] = groups
     return state
 
 
@@ -120,3 +134,40 @@ def test_what_the_drain_stores_is_served_as_stored_with_every_field_described(fa
     served = StepsSerializer(failover.entries).data["drain"]
     assert served == failover.steps["drain"]
     assert_documented(served, DrainStepSerializer())
+
+
+def test_the_drain_measures_only_the_partitions_the_groups_committed_on(fake: dict[str, Any]) -> None:
+    result = poll(planned(100))
+    assert [(p.topic, p.partition, p.lag, p.source_end) for p in result.partitions] == [("orders", 0, 900, 10_000)]
+    assert (result.lag, result.trend[-1].source_end) == (900, 10_000)  # not clicks-0's 70,000
+
+
+def test_a_partition_with_no_lag_reported_yet_keeps_the_drain_waiting_and_is_named(fake: dict[str, Any]) -> None:
+    fake["groups"].by_group = {"billing": {("orders", 0): 5, ("clicks", 3): 9}}  # clicks-3: no task reported it yet
+    fake.update(lag=0)
+    result, complete = drain.drain_step(planned(100), {})
+    assert not complete and result.lag is None
+    assert result.why is not None and "no lag yet for clicks-3" in result.why
+
+
+def test_groups_with_nothing_committed_in_the_flow_have_nothing_to_drain(fake: dict[str, Any]) -> None:
+    fake["groups"].by_group = {"billing": {("local-only", 0): 7}}
+    result, complete = drain.drain_step(planned(0), {})
+    assert complete and (result.lag, result.partitions) == (0, ())
+
+
+def test_unreadable_group_offsets_keep_the_last_partitions_and_say_why(
+    fake: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failover = planned(0)
+    poll(failover)
+
+    class Down:
+        def committed(self, group: str) -> dict[tuple[str, int], int]:
+            raise RuntimeError("coordinator not available")
+
+    monkeypatch.setattr(drain.kafka, "groups", lambda cluster: Down())
+    fake.update(now=1002.0, lag=300)
+    result = poll(failover)
+    assert [(p.topic, p.lag) for p in result.partitions] == [("orders", 300)]
+    assert result.partitions_error == "RuntimeError: coordinator not available"

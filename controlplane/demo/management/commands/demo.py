@@ -20,6 +20,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from controlplane.demo.processes import ProcessGroup
+from controlplane.demo.services.traffic import TRAFFIC_CLUSTER
 from localkafka.traffic import TrafficControl, demo_control_dir
 
 if TYPE_CHECKING:
@@ -176,8 +177,8 @@ def _child_commands(port: int, bootstraps: dict[str, str], *, traffic: bool = Tr
         ],
         "beat": [*celery, "beat", "-l", "info", "--schedule", schedule],
     }
-    if traffic and "us-west" in bootstraps:
-        generator = [sys.executable, "-m", "localkafka.traffic", "--bootstrap", bootstraps["us-west"]]
+    if traffic and TRAFFIC_CLUSTER in bootstraps:
+        generator = [sys.executable, "-m", "localkafka.traffic", "--bootstrap", bootstraps[TRAFFIC_CLUSTER]]
         control = ["--control", str(demo_control_dir(settings.STATE_DIR))]
         # The group is the demo's application on us-west: the failover wizard has a live group to move.
         topics = ["--topic", "orders", "--topic", "payments", "--group", DEMO_GROUP]
