@@ -1,7 +1,8 @@
 """The replication graph stays legible as it grows: at the demo's three clusters, at six flows and at eight
 clusters with twenty flows (chains over several ranks, opposite pairs, fan-in and fan-out), the geometry Chromium
-rendered has no edge label over a cluster's marker or name, no two labels over each other, and no edge through a
-cluster it does not join; opposite flows are distinct curves, and the clusters spread over the canvas.
+rendered has no edge label over a cluster's marker or name, no two labels over each other, no edge through a
+cluster it does not join, and each label on its own edge and no other; opposite flows are distinct curves, and the
+clusters spread over the canvas.
 
 Screenshots of the graph at 5 and 20 flows, light and dark: ``artifacts/screenshots/graph-layout-<n>-<theme>.png``.
 """
@@ -146,6 +147,16 @@ def assert_legible(page: Page, pairs: list[Pair]) -> dict[str, Any]:
             nearest = min(math.dist(c, p) for p in points)
             assert nearest > radius[alias], f"edge {ends[0]}->{ends[1]} passes {nearest:.0f}px from {alias}'s centre"
     assert sorted(joined) == sorted(pairs), "each edge starts at its source's marker and ends at its target's"
+
+    # A label sits on its own edge and no other edge runs under it, so no label reads as another flow's.
+    for label in labels:
+        b = label["box"]
+        under = [
+            i
+            for i, points in enumerate(edges)
+            if any(b["l"] + 2 < x < b["r"] - 2 and b["t"] + 2 < y < b["b"] - 2 for x, y in points)
+        ]
+        assert len(under) == 1, f"label {label['text']!r} lies on {len(under)} edges: {[joined[i] for i in under]}"
 
     # Opposite flows are two curves: their middles lie apart.
     for (s, t), points in zip(joined, edges, strict=True):

@@ -11,7 +11,7 @@ const FONT = "system-ui, sans-serif";
 const graph = document.getElementById("graph");
 const minHeight = graph.clientHeight || 460; // the stylesheet's height; a crowded graph grows taller than it
 
-// Text widths as the browser will draw them, for the layout's collision checks.
+// Text widths as the browser will draw them: the sizes of the layout's slots.
 const measure = (() => {
   const context = document.createElement("canvas").getContext("2d");
   return (text, font) => {
@@ -29,14 +29,14 @@ function labelSize(text) {
 
 function edgeLabel(edge) {
   if (edge.hops) return `${edge.hops} hops (heartbeats)`;
-  const state =
-    edge.health === "healthy"
+  // Paused first: a paused flow's tasks may still read healthy, and the label must not look like a running flow's.
+  const state = edge.paused
+    ? "PAUSED<br>"
+    : edge.health === "healthy"
       ? ""
-      : edge.paused
-        ? "PAUSED<br>"
-        : edge.unplaced
-          ? `UNPLACED: ${edge.unplaced} task${edge.unplaced === 1 ? "" : "s"}<br>`
-          : `${edge.health.toUpperCase()}<br>`;
+      : edge.unplaced
+        ? `UNPLACED: ${edge.unplaced} task${edge.unplaced === 1 ? "" : "s"}<br>`
+        : `${edge.health.toUpperCase()}<br>`;
   // No <b>: Plotly would draw it as a tspan with a style attribute, which the Content-Security-Policy refuses.
   return `${state}${compact(edge.records_per_second)}/s · lag ${compact(edge.lag)}<br>p99 ${ms(edge.latency_p99_ms)}`;
 }
@@ -74,7 +74,7 @@ function figure(data) {
     .filter((e) => known.has(e.source) && known.has(e.target))
     .map((e) => ({ ...e, text: edgeLabel(e) }));
   const nodes = data.nodes.map((n) => ({ alias: n.alias, nameWidth: measure(n.alias, `bold ${NAME_FONT}px ${FONT}`) }));
-  const width = graph.clientWidth || 1200;
+  const width = graph.clientWidth || 1200; // a graph of more ranks than this holds scrolls sideways
   const edges = all.map((e) => ({ source: e.source, target: e.target, label: labelSize(e.text) }));
   const laid = graphLayout(nodes, edges, width, minHeight);
   graph.dataset.clashes = laid.clashes;
@@ -105,7 +105,7 @@ function figure(data) {
   };
   // One data unit is one pixel (y down), as the layout computed it: no margins, fixed ranges.
   const layout = {
-    width,
+    width: laid.width,
     height: laid.height,
     margin: { l: 0, r: 0, t: 0, b: 0 },
     showlegend: false,
@@ -113,7 +113,7 @@ function figure(data) {
     hovermode: "closest",
     paper_bgcolor: theme.panel,
     plot_bgcolor: theme.panel,
-    xaxis: { range: [0, width], visible: false, fixedrange: true },
+    xaxis: { range: [0, laid.width], visible: false, fixedrange: true },
     yaxis: { range: [laid.height, 0], visible: false, fixedrange: true },
     shapes: out.shapes,
     annotations: out.annotations,

@@ -16,6 +16,7 @@ const SLOT_GAP = 14; // px between two slots of a column
 const WAYPOINT = 6; // px above and below the waypoint of an edge passing a column
 const CLEARANCE = 8; // px an edge keeps from a cluster it does not join
 const PAD = 14; // px from the canvas's edges
+const MIN_GAP = 40; // px between two columns, where edges change height, before the graph takes another rank
 
 // The edge colour of each health, from the current theme (mirrorplane.css): read again on every draw.
 export function edgeColors() {
@@ -68,13 +69,17 @@ function ranked(sequence, edges) {
   const columns = Math.max(...Object.values(rank)) + 1;
   const backward = edges.filter((e, i) => dag[i].from !== e.source).length;
   const span = dag.reduce((sum, e) => sum + rank[e.to] - rank[e.from], 0);
-  return { rank, dag, columns, backward, span };
+  // The edges crossing the busiest gap between two ranks: each has a slot there, so they set the canvas's height.
+  const crossing = new Array(columns).fill(0);
+  for (const e of dag) for (let r = rank[e.from]; r < rank[e.to]; r += 1) crossing[r] += 1;
+  return { rank, dag, columns, backward, span, busiest: Math.max(...crossing) };
 }
 
 // The greedy order, improved by swapping two clusters while that lowers, in turn: the ranks beyond what the
-// canvas holds (`most`), the edges laid out backwards, the number of ranks, the ranks all edges span.
+// canvas holds (`most`), the edges crossing the busiest gap, the edges laid out backwards, the number of ranks,
+// the ranks all edges span.
 export function ranks(aliases, edges, most = Infinity) {
-  const key = (r) => [Math.max(0, r.columns - most), r.backward, r.columns, r.span];
+  const key = (r) => [Math.max(0, r.columns - most), r.busiest + 2 * r.backward, r.columns, r.span];
   const better = (a, b) =>
     (key(a)
       .map((v, i) => v - key(b)[i])
@@ -105,7 +110,13 @@ function columns(nodes, edges, dag, rank) {
   };
   for (const n of [...nodes].sort((a, b) => a.alias.localeCompare(b.alias))) {
     const half = Math.max(NODE_RADIUS, n.nameWidth / 2 + 2);
-    slot(2 * rank[n.alias], { node: n.alias, above: NODE_RADIUS, below: NODE_RADIUS + NAME_HEIGHT, wide: 2 * half });
+    slot(2 * rank[n.alias], {
+      node: n.alias,
+      above: NODE_RADIUS,
+      below: NODE_RADIUS + NAME_HEIGHT,
+      wide: 2 * (half + CLEARANCE),
+      reach: half,
+    });
   }
   const chains = dag.map(({ from, to }, i) => {
     const [a, b] = [2 * rank[from], 2 * rank[to]];
@@ -164,25 +175,28 @@ function order(cols, links) {
   return best;
 }
 
-// Columns as wide as their widest slot, the width left over shared between the gaps; in each column the slots
-// stacked SLOT_GAP apart and the height left over shared around them. Returns the height the columns need.
+// Columns as wide as their widest slot, the width left over shared between the gaps (at least MIN_GAP each:
+// a graph of more ranks than the canvas holds gets a wider canvas); in each column the slots stacked SLOT_GAP
+// apart and the height left over shared around them (a column taller than the canvas makes it taller).
+// Returns the canvas's size.
 function place(cols, width, height) {
   const wide = cols.map((col) => Math.max(0, ...col.map((s) => s.wide)));
   const used = wide.reduce((x, y) => x + y, 0);
-  const gap = cols.length > 1 ? Math.max(0, width - 2 * PAD - used) / (cols.length - 1) : 0;
-  let x = cols.length > 1 ? PAD : (width - wide[0]) / 2;
+  const broad = Math.max(width, 2 * PAD + used + MIN_GAP * (cols.length - 1));
+  const gap = cols.length > 1 ? (broad - 2 * PAD - used) / (cols.length - 1) : 0;
+  let x = cols.length > 1 ? PAD : (broad - wide[0]) / 2;
   const needs = cols.map((col) => col.reduce((sum, s) => sum + s.above + s.below, 0) + SLOT_GAP * (col.length - 1));
   const tall = Math.max(height, 2 * PAD + Math.max(...needs));
   cols.forEach((col, c) => {
     const spare = (tall - 2 * PAD - needs[c]) / col.length;
     let y = PAD + spare / 2;
     for (const s of col) {
-      Object.assign(s, { x: x + wide[c] / 2, y: y + s.above });
+      Object.assign(s, { x: x + wide[c] / 2, y: y + s.above, half: wide[c] / 2 });
       y += s.above + s.below + SLOT_GAP + spare;
     }
     x += wide[c] + gap;
   });
-  return tall;
+  return { width: broad, height: tall };
 }
 
 function add(p, v, k) {
@@ -266,8 +280,10 @@ function arrowHead(segments) {
   return `M ${f(tip)} L ${f(add(base, { x: -u.y, y: u.x }, 6))} L ${f(add(base, { x: u.y, y: -u.x }, 6))} Z`;
 }
 
+// A slot's own box: a cluster's reaches its name's half width (its column keeps CLEARANCE more on either side).
 function box(s) {
-  return { l: s.x - s.wide / 2, r: s.x + s.wide / 2, t: s.y - s.above, b: s.y + s.below };
+  const reach = s.reach ?? s.wide / 2;
+  return { l: s.x - reach, r: s.x + reach, t: s.y - s.above, b: s.y + s.below };
 }
 
 function overlaps(a, b) {
@@ -297,17 +313,21 @@ function clashes(cols, routed, edges) {
   return count;
 }
 
-// The layout on a canvas `width` wide and at least `height` tall. nodes: [{alias, nameWidth}]; edges: [{source,
-// target, label: {w, h}}]. Returns the canvas's height, each cluster's centre, each edge's path, arrow head and
-// label centre, and `clashes` (0 when the layout keeps its promise).
+// The layout on a canvas `width` wide and at least `height` tall. nodes: [{alias, nameWidth}]; edges:
+// [{source, target, label: {w, h}}]. Returns the canvas's width and height (more when the graph needs it), each
+// cluster's centre, each edge's path, arrow head and label centre, and `clashes` (0 when it kept its promise).
 export function layout(nodes, edges, width, height) {
   const aliases = nodes.map((n) => n.alias);
   const widest = Math.max(2 * NODE_RADIUS, ...nodes.map((n) => n.nameWidth + 4));
   const label = Math.max(0, ...edges.map((e) => e.label.w));
-  const { rank, dag } = ranks(aliases, edges, 1 + Math.floor((width - 2 * PAD - widest) / (widest + label + 24)));
+  const { rank, dag } = ranks(
+    aliases,
+    edges,
+    1 + Math.floor((width - 2 * PAD - widest) / (widest + label + 2 * MIN_GAP)),
+  );
   const { cols, links, chains } = columns(nodes, edges, dag, rank);
   const ordered = order(cols, links);
-  const tall = place(ordered, width, height);
+  const size = place(ordered, width, height);
   const centres = Object.fromEntries(
     ordered
       .flat()
@@ -316,12 +336,24 @@ export function layout(nodes, edges, width, height) {
   );
   const port = ports(chains, centres);
   const routed = edges.map((e, i) => {
-    const chain = chains[i].map((s, k) => port[i][k] ?? { x: s.x, y: s.y });
+    // Level across the whole width of each column it crosses: under its own label, and clear of every other slot.
+    const last = chains[i].length - 1;
+    // From a cluster, level to the edge of its column too: the curve changes height only between columns.
+    const chain = chains[i].flatMap((s, k) => {
+      if (k !== 0 && k !== last)
+        return [
+          { x: s.x - s.half, y: s.y },
+          { x: s.x + s.half, y: s.y },
+        ];
+      const p = port[i][k];
+      const out = { x: s.x + Math.sign(p.x - s.x) * Math.max(s.half, Math.abs(p.x - s.x)), y: p.y };
+      return k === 0 ? [p, out] : [out, p];
+    });
     const segments = route(dag[i].from === e.source ? chain : chain.reverse());
     return { segments, points: sample(segments) };
   });
   return {
-    height: tall,
+    ...size,
     nodes: centres,
     clashes: clashes(ordered, routed, edges),
     edges: routed.map((r, i) => {
