@@ -56,8 +56,8 @@ TWENTY: list[Pair] = [
 PAUSED = {("us-west", "backup")}
 DISABLED = {("eu-central", "eu-west"), ("backup", "ap-south")}
 
-# Reads everything in one synchronous evaluation, so a redraw cannot land between two reads. Boxes are in page
-# pixels; each edge is its path sampled every few pixels along its length, mapped to page pixels.
+# Reads everything in one synchronous evaluation, so a redraw cannot land between two reads. Boxes are in viewport
+# pixels, and so is each edge: its path sampled every few pixels along its length, through its screen matrix.
 GEOMETRY = """() => {
   const graph = document.getElementById("graph");
   const box = (r) => ({ l: r.left, t: r.top, r: r.right, b: r.bottom });
@@ -75,7 +75,7 @@ GEOMETRY = """() => {
       for (let i = 0; i <= steps; i += 1) {
         const q = new DOMPoint(p.getPointAtLength((n * i) / steps).x, p.getPointAtLength((n * i) / steps).y);
         const s = q.matrixTransform(m);
-        points.push([s.x + window.scrollX, s.y + window.scrollY]);
+        points.push([s.x, s.y]);
       }
       return points;
     }),
@@ -210,6 +210,18 @@ def test_twenty_flows_on_eight_clusters_stay_legible_and_a_label_opens_its_flow(
         choose_theme(page, theme, len(TWENTY))
         assert_legible(page, TWENTY)
         shoot_graph(page, f"graph-layout-20-{theme.lower()}")
+
+    # A narrower window is a new layout at its width (fewer ranks, taller), not the old one squeezed.
+    page.set_viewport_size({"width": 900, "height": 800})
+    wait_until(
+        lambda: page.evaluate(
+            "(() => { const g = document.getElementById('graph');"
+            " return Math.abs(g.querySelector('.main-svg').getBoundingClientRect().width - g.clientWidth) < 2; })()"
+        ),
+        timeout=10,
+        what="the graph laid out again at the window's new width",
+    )
+    assert_legible(page, TWENTY)
 
     page.locator("#graph g.annotation").filter(has_text="PAUSED").click()
     page.wait_for_url(f"{live_server.url}/flows/{flows[('us-west', 'backup')].pk}/")

@@ -189,8 +189,10 @@ async function refresh() {
   try {
     const data = await get("/api/v1/dashboard/");
     tiles(data.tiles);
-    if (!data.nodes.length) emptyState();
-    else await draw(data);
+    if (!data.nodes.length) {
+      graph.style.height = ""; // back to the stylesheet's, from a crowded graph's
+      emptyState();
+    } else await draw(data);
     graph.dataset.edges = JSON.stringify(
       data.edges.map((e) => ({ name: e.name, health: e.health, rps: e.records_per_second, unplaced: e.unplaced })),
     );
