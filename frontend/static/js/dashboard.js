@@ -1,84 +1,60 @@
 // /: the replication graph (Plotly) and the summary tiles, refreshed live from /api/v1/dashboard/.
 import { get } from "./api.js";
 import { age, ageOfMillis, compact, el, ms, clear } from "./dom.js";
-import { at, curve, edgeColors, positions, svgPath } from "./graph.js";
+import { NODE_RADIUS, edgeColors, layout as graphLayout } from "./graph.js";
 import { color as themeColor, onThemeChange } from "./palette.js";
 
 const REFRESH_MS = 3000;
-const NODE_PX = 46;
-const MARGIN = { l: 30, r: 30, t: 30, b: 40 };
+const LABEL_FONT = 12;
+const NAME_FONT = 14;
+const FONT = "system-ui, sans-serif";
 const graph = document.getElementById("graph");
+const minHeight = graph.clientHeight || 460; // the stylesheet's height; a crowded graph grows taller than it
 
-function bendOf(edge, edges, place) {
-  const reverse = edges.some((e) => e.source === edge.target && e.target === edge.source);
-  const span = Math.abs(place[edge.target].x - place[edge.source].x);
-  if (reverse) return 0.16;
-  return span > 1 || place[edge.target].x === place[edge.source].x ? 0.25 : 0;
-}
+// Text widths as the browser will draw them: the sizes of the layout's slots.
+const measure = (() => {
+  const context = document.createElement("canvas").getContext("2d");
+  return (text, font) => {
+    context.font = font;
+    return context.measureText(text).width;
+  };
+})();
 
-function scales(place) {
-  const xs = Object.values(place).map((p) => p.x),
-    ys = Object.values(place).map((p) => p.y);
-  const x = [Math.min(...xs) - 0.45, Math.max(...xs) + 0.45];
-  const y = [Math.min(...ys) - 0.75, Math.max(...ys) + 0.75];
-  const width = (graph.clientWidth || 1200) - MARGIN.l - MARGIN.r;
-  const height = (graph.clientHeight || 500) - MARGIN.t - MARGIN.b;
-  return { x, y, px: width / (x[1] - x[0]), py: height / (y[1] - y[0]) };
-}
-
-// The curve parameter where the arrow should end: just outside the target node's circle, in pixels.
-function tipParameter(k, s) {
-  for (let t = 0.98; t > 0.5; t -= 0.01) {
-    const { point } = at(k, t);
-    if (Math.hypot((k.b.x - point.x) * s.px, (k.b.y - point.y) * s.py) >= NODE_PX / 2 + 6) return t;
-  }
-  return 0.8;
+// A label's box as Plotly draws it: its lines at 1.3 line spacing, the border pad and border on each side.
+function labelSize(text) {
+  const lines = text.split("<br>");
+  const widest = Math.max(...lines.map((line) => measure(line, `${LABEL_FONT}px ${FONT}`)));
+  return { w: widest + 2 * (5 + 1.5) + 6, h: lines.length * LABEL_FONT * 1.3 + 2 * (5 + 1.5) + 6 };
 }
 
 function edgeLabel(edge) {
   if (edge.hops) return `${edge.hops} hops (heartbeats)`;
-  const state =
-    edge.health === "healthy"
+  // Paused first: a paused flow's tasks may still read healthy, and the label must not look like a running flow's.
+  const state = edge.paused
+    ? "PAUSED<br>"
+    : edge.health === "healthy"
       ? ""
-      : edge.paused
-        ? "PAUSED<br>"
-        : edge.unplaced
-          ? `UNPLACED: ${edge.unplaced} task${edge.unplaced === 1 ? "" : "s"}<br>`
-          : `${edge.health.toUpperCase()}<br>`;
+      : edge.unplaced
+        ? `UNPLACED: ${edge.unplaced} task${edge.unplaced === 1 ? "" : "s"}<br>`
+        : `${edge.health.toUpperCase()}<br>`;
   // No <b>: Plotly would draw it as a tspan with a style attribute, which the Content-Security-Policy refuses.
   return `${state}${compact(edge.records_per_second)}/s · lag ${compact(edge.lag)}<br>p99 ${ms(edge.latency_p99_ms)}`;
 }
 
-function drawEdge(edge, k, s, color, theme, out) {
+function drawEdge(edge, at, color, theme, out) {
   const dash = edge.hops ? "dot" : edge.paused ? "dash" : "solid";
-  out.shapes.push({ type: "path", path: svgPath(k), line: { color, width: edge.hops ? 2 : 3, dash }, layer: "below" });
-  const tip = tipParameter(k, s);
-  const head = at(k, tip).point,
-    tail = at(k, tip - 0.04).point;
+  out.shapes.push({ type: "path", path: at.path, line: { color, width: edge.hops ? 2 : 3, dash }, layer: "below" });
+  out.shapes.push({ type: "path", path: at.arrow, line: { color, width: 1 }, fillcolor: color, layer: "above" });
   out.annotations.push({
-    x: head.x,
-    y: head.y,
-    ax: tail.x,
-    ay: tail.y,
+    x: at.label.x,
+    y: at.label.y,
     xref: "x",
     yref: "y",
-    axref: "x",
-    ayref: "y",
-    showarrow: true,
-    arrowhead: 2,
-    arrowsize: 1.1,
-    arrowwidth: edge.hops ? 2 : 3,
-    arrowcolor: color,
-    text: "",
-  });
-  out.annotations.push({
-    x: k.mid.x,
-    y: k.mid.y,
-    xref: "x",
-    yref: "y",
+    xanchor: "center",
+    yanchor: "middle",
     showarrow: false,
-    text: edgeLabel(edge),
-    font: { size: 12, color: theme.fg },
+    text: edge.text,
+    font: { size: LABEL_FONT, color: theme.fg },
     bgcolor: theme.panel,
     bordercolor: color,
     borderwidth: 1.5,
@@ -91,53 +67,60 @@ function drawEdge(edge, k, s, color, theme, out) {
 }
 
 function figure(data) {
-  const place = positions(data.nodes, data.edges);
-  const s = scales(place);
-  const out = { shapes: [], annotations: [] };
   const colors = edgeColors();
   const theme = { fg: themeColor("fg"), panel: themeColor("panel"), node: themeColor("node") };
-  const all = [...data.edges, ...data.hops.map((h) => ({ ...h, health: "hop" }))];
-  for (const edge of all) {
-    if (!(edge.source in place) || !(edge.target in place)) continue;
-    const bend = edge.hops ? 0.3 : bendOf(edge, data.edges, place);
+  const known = new Set(data.nodes.map((n) => n.alias));
+  const all = [...data.edges, ...data.hops.map((h) => ({ ...h, health: "hop" }))]
+    .filter((e) => known.has(e.source) && known.has(e.target))
+    .map((e) => ({ ...e, text: edgeLabel(e) }));
+  const nodes = data.nodes.map((n) => ({ alias: n.alias, nameWidth: measure(n.alias, `bold ${NAME_FONT}px ${FONT}`) }));
+  const width = graph.clientWidth || 1200; // a graph of more ranks than this holds scrolls sideways
+  const edges = all.map((e) => ({ source: e.source, target: e.target, label: labelSize(e.text) }));
+  const laid = graphLayout(nodes, edges, width, minHeight);
+  graph.dataset.clashes = laid.clashes;
+  const out = { shapes: [], annotations: [] };
+  all.forEach((edge, i) => {
     const color = edge.paused ? colors.paused : edge.unplaced ? colors.unplaced : colors[edge.health] || colors.hop;
-    drawEdge(edge, curve(place[edge.source], place[edge.target], bend), s, color, theme, out);
-  }
-  const nodes = {
+    drawEdge(edge, laid.edges[i], color, theme, out);
+  });
+  const markers = {
     type: "scatter",
     mode: "markers+text",
     hoverinfo: "text",
-    x: data.nodes.map((n) => place[n.alias].x),
-    y: data.nodes.map((n) => place[n.alias].y),
+    x: data.nodes.map((n) => laid.nodes[n.alias].x),
+    y: data.nodes.map((n) => laid.nodes[n.alias].y),
     text: data.nodes.map((n) => n.alias),
     textposition: "bottom center",
-    textfont: { size: 14, color: theme.fg, weight: "bold" },
+    textfont: { size: NAME_FONT, color: theme.fg, weight: "bold" },
     hovertext: data.nodes.map((n) =>
       n.reachable === false ? `${n.alias}: unreachable` : `${n.alias}: ${n.topic_count ?? "?"} topics`,
     ),
     customdata: data.nodes.map((n) => n.url),
     marker: {
-      size: NODE_PX,
+      size: 2 * NODE_RADIUS,
       color: data.nodes.map((n) => (n.reachable === false ? colors.failing : theme.node)),
       line: { color: theme.panel, width: 3 },
       symbol: "circle",
     },
   };
+  // One data unit is one pixel (y down), as the layout computed it: no margins, fixed ranges.
   const layout = {
-    margin: MARGIN,
+    width: laid.width,
+    height: laid.height,
+    margin: { l: 0, r: 0, t: 0, b: 0 },
     showlegend: false,
     dragmode: false,
     hovermode: "closest",
     paper_bgcolor: theme.panel,
     plot_bgcolor: theme.panel,
-    xaxis: { range: s.x, visible: false, fixedrange: true },
-    yaxis: { range: s.y, visible: false, fixedrange: true },
+    xaxis: { range: [0, laid.width], visible: false, fixedrange: true },
+    yaxis: { range: [laid.height, 0], visible: false, fixedrange: true },
     shapes: out.shapes,
     annotations: out.annotations,
-    font: { family: "system-ui, sans-serif", color: theme.fg },
+    font: { family: FONT, color: theme.fg },
     hoverlabel: { bgcolor: theme.panel, bordercolor: theme.fg, font: { color: theme.fg } },
   };
-  return { data: [nodes], layout };
+  return { data: [markers], layout };
 }
 
 function setTile(name, value, sub, state) {
@@ -194,7 +177,8 @@ let shown = null; // the last dashboard answer drawn, redrawn in the new colours
 
 async function draw(data) {
   const { data: traces, layout } = figure(data);
-  await window.Plotly.react(graph, traces, layout, { displayModeBar: false, responsive: true });
+  graph.style.height = `${layout.height}px`;
+  await window.Plotly.react(graph, traces, layout, { displayModeBar: false });
   if (!drawn) bindClicks();
   drawn = true;
   shown = data;
@@ -205,8 +189,10 @@ async function refresh() {
   try {
     const data = await get("/api/v1/dashboard/");
     tiles(data.tiles);
-    if (!data.nodes.length) emptyState();
-    else await draw(data);
+    if (!data.nodes.length) {
+      graph.style.height = ""; // back to the stylesheet's, from a crowded graph's
+      emptyState();
+    } else await draw(data);
     graph.dataset.edges = JSON.stringify(
       data.edges.map((e) => ({ name: e.name, health: e.health, rps: e.records_per_second, unplaced: e.unplaced })),
     );
@@ -233,4 +219,10 @@ refresh();
 setInterval(refresh, REFRESH_MS);
 onThemeChange(() => {
   if (shown && drawn) draw(shown);
+});
+// The layout is in the canvas's pixels: a new width is a new layout, not the old one stretched.
+let resizing = null;
+window.addEventListener("resize", () => {
+  clearTimeout(resizing);
+  resizing = setTimeout(() => shown && drawn && draw(shown), 150);
 });
