@@ -16,6 +16,7 @@ from confluent_kafka.admin import AdminClient
 from controlplane.clusters.choices import SASL_PROTOCOLS, SSL_PROTOCOLS
 from controlplane.clusters.models import Cluster
 from replication.kafka.clientlog import logged
+from replication.kafka.diagnosis import explain
 
 log = logging.getLogger(__name__)
 CONNECTIVITY_TIMEOUT_SECONDS = 5.0
@@ -95,7 +96,8 @@ def listing(cluster: Cluster, timeout: float = CONNECTIVITY_TIMEOUT_SECONDS) -> 
             admin.poll(0)  # serves error_cb with the errors met while connecting
             # Give up early only once every broker failed; the connection error says more than "timed out".
             if time.monotonic() >= deadline or _all_brokers_down(errors):
-                return {"ok": False, "error": _first_connection_error(errors) or _describe(exc.args[0])}, set()
+                error = _first_connection_error(errors) or _describe(exc.args[0])
+                return {"ok": False, "error": explain(error, client_settings(cluster))}, set()
             continue
         brokers = [{"id": b.id, "host": b.host, "port": b.port} for b in sorted(metadata.brokers.values(), key=_id)]
         topics = {name for name, meta in metadata.topics.items() if meta.error is None}

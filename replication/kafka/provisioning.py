@@ -32,6 +32,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from replication.config import FlowConfig
 from replication.errors import ReplicationError
 from replication.kafka.clients import ClientFactory
+from replication.kafka.diagnosis import probe
 from replication.kafka.internaltopics import (
     COMPACTED_CONFIG,
     HEARTBEATS_CONFIG,
@@ -95,6 +96,10 @@ def provision_flow(
     """Create the flow's internal and remote topics if missing; return once the metadata shows all of them."""
     clients = clients or ClientFactory()
     started = clock()
+    for cluster in (flow.source, flow.target):  # a refused credential is named now, not at the deadline
+        reason = probe(cluster)
+        if reason is not None:
+            raise ProvisioningError(f"{flow.name}: cannot use {cluster.alias}: {reason}")
     deadline = started + deadline_seconds
     admins = {"source": clients.admin(flow.source), "target": clients.admin(flow.target)}
     internal = internal_topics(flow)

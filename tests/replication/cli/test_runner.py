@@ -103,8 +103,10 @@ def _closed_port() -> int:
 def test_a_stop_signal_at_any_moment_of_start_up_exits_0(tmp_path: Path, signum: int, after: float) -> None:
     """Start-up (interpreter, file, provisioning against clusters that do not answer) ends at once on SIGTERM or
     SIGINT with exit 0: no task ran, so there is no position to store. Before, the handlers came after
-    provisioning, and a SIGTERM during it ended the runner with -15."""
-    source, target = _closed_port(), _closed_port()
+    provisioning, and a SIGTERM during it ended the runner with -15. The clusters accept connections and never
+    answer: a refused connection would end start-up by itself, naming the cluster."""
+    silent = [socket.create_server(("127.0.0.1", 0)) for _ in range(2)]
+    source, target = (listener.getsockname()[1] for listener in silent)
     config = tmp_path / "mm2.properties"
     config.write_text(
         "clusters = a, b\n"
@@ -127,8 +129,33 @@ def test_a_stop_signal_at_any_moment_of_start_up_exits_0(tmp_path: Path, signum:
     sent = time.monotonic()
     proc.send_signal(signum)
     out, _ = proc.communicate(timeout=30)
+    for listener in silent:
+        listener.close()
     assert proc.returncode == 0, out
     assert time.monotonic() - sent < 10, "the stop waited for provisioning's deadline"
+
+
+def test_a_cluster_that_refuses_connections_ends_start_up_naming_it(tmp_path: Path) -> None:
+    source, target = _closed_port(), _closed_port()
+    config = tmp_path / "mm2.properties"
+    config.write_text(
+        "clusters = a, b\n"
+        f"a.bootstrap.servers = 127.0.0.1:{source}\n"
+        f"b.bootstrap.servers = 127.0.0.1:{target}\n"
+        "a->b.enabled = true\n"
+    )
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "replication", "run", "--config", str(config)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert time.monotonic() - started < 20
+    assert f"a->b: cannot use a: 127.0.0.1:{source}/bootstrap: Connect to ipv4#127.0.0.1:{source} failed" in done.stderr
 
 
 def _wait_for_handler(pid: int) -> None:
