@@ -155,7 +155,9 @@ function tiles(t) {
   setTile(
     "entering",
     compact(t.entering_per_second),
-    origins.length ? origins.map((o) => `${o.cluster} ${compact(o.records_per_second)}`).join(" · ") : "from no cluster",
+    origins.length
+      ? origins.map((o) => `${o.cluster} ${compact(o.records_per_second)}`).join(" · ")
+      : "nothing entering",
   );
   setTile("copied", compact(t.copied_per_second));
   setTile("lag", compact(t.total_lag));
