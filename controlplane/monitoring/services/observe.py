@@ -122,8 +122,9 @@ def observe_flow(flow: Flow, now: datetime, source_reachable: bool = True) -> Fl
     values: dict[str, object] = {"at": now, "error": "", "stopped_lag": None, "stopped_tasks": []}
     if source_reachable:
         observed = stopped.stopped_lag(flow)
-        values["stopped_lag"], values["stopped_tasks"] = observed.lag, observed.tasks
-        stopped.write_reports(flow, observed, now)
+        held = stopped.write_reports(flow, observed, now)  # partitions still reported by a live task count there
+        values["stopped_lag"] = None if observed.lag is None else observed.lag - held
+        values["stopped_tasks"] = observed.tasks
     try:
         latest = readers.latest_checkpoints(cluster_config(flow.target), flow.source.alias)
     except (KafkaException, TimeoutError) as exc:

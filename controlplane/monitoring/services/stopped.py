@@ -117,7 +117,8 @@ def stored_positions(flow: Flow, config: FlowConfig) -> dict[Key, int]:
 def write_reports(flow: Flow, observed: StoppedLag, since: datetime) -> int:
     """Write the observed partitions into their ``PartitionReport`` rows: a row a task reported after ``since`` (it
     took the partition meanwhile) or one a live task holds is left alone; a partition never reported gets a row.
-    The row keeps its counters and takes the position and lag. Returns the rows written."""
+    The row keeps its counters and takes the position and lag. Returns the observed lag of the partitions a live
+    task holds: while one moves, the task giving it up still reports it, and its lag must not count twice."""
     if not observed.partitions:
         return 0
     keys = list(observed.partitions)
@@ -125,9 +126,13 @@ def write_reports(flow: Flow, observed: StoppedLag, since: datetime) -> int:
         (r.topic, r.partition): r
         for r in PartitionReport.objects.filter(_among(keys), flow=flow).select_related("assignment")
     }
+    held = 0
     changed: list[PartitionReport] = []
     for key, seen in observed.partitions.items():
         row = rows.get(key)
+        if row is not None and holds_live_lease(row.assignment) and not flow.paused:
+            held += seen.lag or 0
+            continue
         if row is not None and (row.updated_at > since or holds_live_lease(row.assignment)):
             continue
         stored = row.snapshot if row is not None else compact({"replication-latency-ms": {}, "record-age-ms": {}})
@@ -158,8 +163,7 @@ def write_reports(flow: Flow, observed: StoppedLag, since: datetime) -> int:
         )
     except IntegrityError:  # the flow or the task was deleted while the offsets were read: nothing left to describe
         log.info("flow %s or one of its tasks was deleted while it was observed; its partitions are dropped", flow.pk)
-        return 0
-    return len(changed)
+    return held
 
 
 def _among(keys: list[Key]) -> Q:
