@@ -223,12 +223,18 @@ class FlowConfig:
         return f"{self.source.alias}->{self.target.alias}"
 
     def policy(self) -> ReplicationPolicy:
-        if POLICIES[self.replication_policy_class] == "identity":
-            return IdentityReplicationPolicy(self.source.alias, self.replication_policy_separator)
-        return DefaultReplicationPolicy(self.replication_policy_separator)
+        return replication_policy(self.replication_policy_class, self.source.alias, self.replication_policy_separator)
 
     def replace(self, **changes: Any) -> FlowConfig:
         return dataclasses.replace(self, **changes)
+
+
+def replication_policy(policy_class: str, source_alias: str, separator: str) -> ReplicationPolicy:
+    """The policy ``replication.policy.class`` names, for a flow out of ``source_alias``; a FlowConfig's ``policy()``,
+    for a reader that has the flow's fields but not its whole config (the sampler, over every flow every tick)."""
+    if POLICIES[policy_class] == "identity":
+        return IdentityReplicationPolicy(source_alias, separator)
+    return DefaultReplicationPolicy(separator)
 
 
 def _properties() -> dict[str, Property]:

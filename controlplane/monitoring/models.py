@@ -16,9 +16,22 @@ class FlowSample(models.Model):
     records_per_second = models.FloatField(
         null=True,
         blank=True,
-        help_text="records/s over the last minute of samples; null: no earlier sample that recent (no data)",
+        help_text="records/s copied over the last minute of samples, from the partitions' positions; null: no earlier "
+        "sample that recent (no data)",
     )
     lag = models.BigIntegerField(null=True, blank=True, help_text="source records not yet replicated")
+    offsets = models.BigIntegerField(
+        null=True, blank=True, help_text="the flow's data partitions' replicated positions summed (source offsets)"
+    )
+    origin_offsets = models.BigIntegerField(
+        null=True,
+        blank=True,
+        help_text="the same over the topics that originate at the source (not remote topics): entering replication",
+    )
+    partitions = models.IntegerField(null=True, blank=True, help_text="the data partitions the sums cover")
+    entering_per_second = models.FloatField(
+        null=True, blank=True, help_text="records/s of topics that originate at the source; null: no data"
+    )
     latency_p99_ms = models.FloatField(null=True, blank=True)
     health = models.CharField(max_length=16, choices=Health.choices)
 
@@ -50,12 +63,16 @@ class FlowObservation(models.Model):
     at = models.DateTimeField()
     error = models.TextField(blank=True, default="")
     checkpoints = models.JSONField(default=dict, help_text="group -> {timestamp (ms), partitions}")
-    # A running task reports its own lag; a paused or stopped flow's last report is frozen while the source grows.
+    # A running task reports its own lag; a paused, stopped or unplaced task's last report is frozen (or missing)
+    # while the source grows.
     stopped_lag = models.BigIntegerField(
         null=True,
         blank=True,
-        help_text="while the flow's tasks do not run: source end offsets minus the last reported positions; "
-        "null when the tasks run, or nothing could be read",
+        help_text="the partitions of the tasks in stopped_tasks: source end offsets minus the flow's stored "
+        "positions; null when every task runs, or nothing could be read",
+    )
+    stopped_tasks = models.JSONField(
+        default=list, help_text="the task ids stopped_lag covers: those holding no live lease when observed"
     )
 
 

@@ -102,13 +102,20 @@ class FlowPlan(models.Model):
 
 class PartitionReport(models.Model):
     """One source partition of a flow as the task replicating it last reported it (``taskstatus.compact``). Written
-    only when its snapshot changed; the task that took the partition over overwrites it."""
+    only when its snapshot changed; the task that took the partition over overwrites it. A partition no live task
+    holds (its task unplaced, stopped or paused) is written by the observer instead, from the flow's stored position
+    and the source end offset (``monitoring.services.observe``)."""
 
     flow = models.ForeignKey("flows.Flow", on_delete=models.CASCADE, related_name="partition_reports")
     assignment = models.ForeignKey(TaskAssignment, on_delete=models.CASCADE, related_name="partition_reports")
     topic = models.CharField(max_length=255)
     partition = models.PositiveIntegerField()
     lag = models.BigIntegerField(null=True, blank=True, help_text="copied out of the snapshot to sort by it")
+    position = models.BigIntegerField(
+        null=True,
+        blank=True,
+        help_text="the next source offset to replicate, copied out of the snapshot: summed per flow for its rates",
+    )
     snapshot = models.JSONField(default=list, help_text="the partition's metrics, taskstatus.compact")
     updated_at = models.DateTimeField()
 

@@ -115,6 +115,9 @@ class PartitionStatus:
     topic: str
     partition: int
     task_id: int | None = None
+    # "running": a task with a live lease reports it; "unplaced" (no worker has room for its task) or "stopped"
+    # (its task is paused, failed or between leases): the observer's figures, from the stored position
+    task_state: str = "running"
     position: int | None = None
     lag: int | None = None
     latency_p50_ms: float | None = None
@@ -128,13 +131,16 @@ class PartitionStatus:
     last_resume_mismatch: str | None = None
 
     @classmethod
-    def of(cls, snapshot: PartitionSnapshot, task_id: int | None = None) -> PartitionStatus:
+    def of(
+        cls, snapshot: PartitionSnapshot, task_id: int | None = None, task_state: str = "running"
+    ) -> PartitionStatus:
         """The partition as the task's metrics report it (MM2's names, hyphenated, to the API's)."""
         latency = snapshot["replication-latency-ms"]
         return cls(
             topic=snapshot["topic"],
             partition=snapshot["partition"],
             task_id=task_id,
+            task_state=task_state,
             position=snapshot["position"],
             lag=snapshot["replication-record-lag"],
             latency_p50_ms=latency["p50"],

@@ -1,8 +1,9 @@
 """What each rule kind measures, read from what monitoring and orchestration already store: no Kafka call here.
 
-- ``lag_records``: source records not yet replicated. While the flow's tasks run, their own report; while they do
-  not (paused, failed, unplaced), the observer's ``stopped_lag`` (source end offsets minus the last reported
-  positions), because a stopped task's last report stays frozen while the source grows.
+- ``lag_records``: source records not yet replicated, ``health.current_lag`` as the graph and the total-lag tile
+  read it. While the flow's tasks run, their own report; otherwise the running ones' report plus the observer's
+  ``stopped_lag`` of the partitions no live task holds (paused, failed, unplaced: source end offsets minus the
+  flow's stored positions), because a stopped task's last report stays frozen, and an unplaced one has none.
 - ``latency_p99``: the worst partition's p99 replication latency (ms) of running tasks; a paused flow has none.
 - ``task_not_running``: tasks that should run and do not hold a live RUNNING lease (unplaced, failed, lease lost).
   A paused or disabled flow is not expected to run: 0.

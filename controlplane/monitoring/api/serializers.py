@@ -14,7 +14,7 @@ from controlplane.monitoring.models import FlowSample, PartitionLagSample
 class FlowSampleSerializer(serializers.ModelSerializer[FlowSample]):
     class Meta:
         model = FlowSample
-        fields = ["at", "records", "records_per_second", "lag", "latency_p99_ms", "health"]
+        fields = ["at", "records", "records_per_second", "entering_per_second", "lag", "latency_p99_ms", "health"]
 
 
 class PartitionLagPointSerializer(serializers.ModelSerializer[PartitionLagSample]):
@@ -60,8 +60,17 @@ class GraphEdgeSerializer(serializers.Serializer[dict[str, Any]]):
     target = serializers.CharField(help_text="target cluster alias")
     health = serializers.ChoiceField(choices=Health.choices, help_text="the edge's colour")
     paused = serializers.BooleanField(help_text="an operator paused the flow")
-    records_per_second = serializers.FloatField(help_text="live throughput over the last minute of samples")
-    lag = serializers.IntegerField(allow_null=True, help_text="source records not yet replicated; null: no report")
+    records_per_second = serializers.FloatField(
+        help_text="records/s the flow copies, from its partitions' positions over the last minute of samples"
+    )
+    entering_per_second = serializers.FloatField(
+        help_text="of those, records/s of topics that originate at the source (not remote topics): entering here"
+    )
+    lag = serializers.IntegerField(
+        allow_null=True,
+        help_text="source records not yet replicated, every desired partition included (those of unplaced, stopped "
+        "or paused tasks: source end offset minus the stored position); null: no data",
+    )
     latency_p99_ms = serializers.FloatField(allow_null=True, help_text="worst partition's p99 replication latency")
     errors = serializers.ListField(child=serializers.CharField(), help_text="the first three errors, as worded")
     unplaced = serializers.IntegerField(help_text="tasks no live worker has a free slot for")
@@ -103,11 +112,26 @@ class OldestCheckpointSerializer(serializers.Serializer[dict[str, Any]]):
     )
 
 
+class OriginRateSerializer(serializers.Serializer[dict[str, Any]]):
+    """Records/s entering replication at one cluster: its own topics, copied out by its flows."""
+
+    cluster = serializers.CharField(help_text="the origin cluster's alias")
+    records_per_second = serializers.FloatField(help_text="records/s of its own topics its flows copy")
+
+
 class DashboardTilesSerializer(serializers.Serializer[dict[str, Any]]):
     """The summary tiles above the graph."""
 
-    records_per_second = serializers.FloatField(help_text="throughput of all flows")
-    total_lag = serializers.IntegerField(allow_null=True, help_text="lag of all flows; null: no flow reported lag")
+    entering_per_second = serializers.FloatField(
+        help_text="records/s entering replication: each record counted once, on the flow out of its origin cluster"
+    )
+    entering_by_origin = OriginRateSerializer(many=True, help_text="the same per origin cluster (source of a flow)")
+    copied_per_second = serializers.FloatField(
+        help_text="records/s copied by all flows: a record through two hops counts twice"
+    )
+    total_lag = serializers.IntegerField(
+        allow_null=True, help_text="the edges' lag summed (the figure the lag alerts read); null: no flow has data"
+    )
     flows = serializers.IntegerField(help_text="flows on the graph")
     unhealthy = serializers.IntegerField(help_text="flows starting, lagging or failing")
     unplaced_tasks = serializers.IntegerField(help_text="tasks no live worker has a free slot for")

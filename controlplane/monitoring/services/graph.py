@@ -13,7 +13,7 @@ from controlplane.flows.models import Flow
 from controlplane.monitoring.choices import UNHEALTHY
 from controlplane.monitoring.models import ClusterObservation, FlowObservation
 from controlplane.monitoring.services.health import current_lag, fresh_observation, health, totals
-from controlplane.monitoring.services.sampling import live_rates
+from controlplane.monitoring.services.sampling import Rates, live_rates
 from controlplane.orchestration.services.status import capacity_status, flow_statuses
 from controlplane.orchestration.taskstatus import FlowStatus
 
@@ -59,9 +59,7 @@ def node(cluster: Cluster) -> dict[str, Any]:
     }
 
 
-def edge(
-    flow: Flow, status: FlowStatus, records_per_second: float, observation: FlowObservation | None = None
-) -> dict[str, Any]:
+def edge(flow: Flow, status: FlowStatus, rates: Rates, observation: FlowObservation | None = None) -> dict[str, Any]:
     """One flow's edge; its lag is ``current_lag``: live while the flow is paused or stopped, as its alert reads."""
     flow_totals = totals(status)
     return {
@@ -72,7 +70,8 @@ def edge(
         "target": flow.target.alias,
         "health": str(health(status, flow_totals)),
         "paused": flow.paused,
-        "records_per_second": records_per_second,
+        "records_per_second": rates.copied,
+        "entering_per_second": rates.entering,
         "lag": current_lag(status, flow_totals, observation),
         "latency_p99_ms": flow_totals.latency_p99_ms,
         "errors": flow_totals.errors[:3],
@@ -96,8 +95,16 @@ def hops(clusters: list[Cluster], direct: set[tuple[str, str]]) -> list[dict[str
 def tiles(edges: list[dict[str, Any]], flows: list[Flow], now: datetime) -> dict[str, Any]:
     lags = [e["lag"] for e in edges if e["lag"] is not None]
     room = capacity_status()
+    entering: dict[str, float] = {}
+    for e in edges:
+        entering[e["source"]] = entering.get(e["source"], 0.0) + e["entering_per_second"]
     return {
-        "records_per_second": round(sum(e["records_per_second"] for e in edges), 1),
+        # A stream through two flows is copied twice and enters once: the two figures mean one thing each.
+        "entering_per_second": round(sum(entering.values()), 1),
+        "entering_by_origin": [
+            {"cluster": alias, "records_per_second": round(rate, 1)} for alias, rate in sorted(entering.items())
+        ],
+        "copied_per_second": round(sum(e["records_per_second"] for e in edges), 1),
         "total_lag": sum(lags) if lags else None,
         "flows": len(edges),
         "unhealthy": sum(1 for e in edges if e["health"] in UNHEALTHY),

@@ -78,13 +78,20 @@ def fresh_observation(observation: FlowObservation | None, now: datetime) -> Flo
 
 
 def current_lag(status: FlowStatus, flow_totals: FlowTotals, observation: FlowObservation | None) -> int | None:
-    """The flow's lag, the one figure the graph, the dashboard's tile and the lag alerts read: while its tasks run,
-    their own report; while they do not (paused, failed, unplaced), the observer's ``stopped_lag`` (source end
-    offsets minus the last reported positions), because a stopped task's last report stays frozen while the source
-    grows. None (no data) when that observation is missing or stale (pass it through ``fresh_observation``)."""
+    """The flow's lag, the one figure the graph, the dashboard's tile and the lag alerts read. While every task runs,
+    their own report. Otherwise the observer's ``stopped_lag`` of the tasks that held no live lease when it looked
+    (``stopped_tasks``: unplaced, stopped, failed, all of a paused flow's; source end offsets minus the stored
+    positions, every desired partition included), plus the own report of each other task that runs: a stopped
+    task's last report stays frozen (an unplaced one has none) while the source grows. A task that stopped since the
+    observation counts from the next one. None (no data) when that observation is missing, stale (pass it through
+    ``fresh_observation``) or could not read the offsets."""
     if replicating(status):
         return flow_totals.lag
-    return None if observation is None else observation.stopped_lag
+    if observation is None or observation.stopped_lag is None:
+        return None
+    covered = set(observation.stopped_tasks)
+    running = [t.lag for t in status.tasks if t.task_id not in covered and t.live and t.lag is not None]
+    return observation.stopped_lag + (0 if status.paused else sum(running))
 
 
 def health(status: FlowStatus, flow_totals: FlowTotals | None = None) -> Health:

@@ -24,14 +24,9 @@ from controlplane.core import parallel
 from controlplane.flows.models import Flow
 from controlplane.flows.services import cluster_config, flow_config
 from controlplane.monitoring.models import ClusterObservation, FlowObservation
-from controlplane.monitoring.services import readers
-from controlplane.monitoring.services.health import replicating
-from controlplane.orchestration.models import PartitionReport
-from controlplane.orchestration.services.status import flow_status
-from controlplane.orchestration.taskstatus import expand
+from controlplane.monitoring.services import readers, stopped
 from replication.emitters.checkpoints import group_offsets
 from replication.mm2.filters import TopicFilter
-from replication.mm2.policy import is_heartbeats_topic, is_internal_topic
 from replication.mm2.records import Checkpoint
 
 log = logging.getLogger(__name__)
@@ -124,9 +119,12 @@ def _heartbeats(cluster: Cluster, topics: set[str]) -> dict[str, object]:
 
 
 def observe_flow(flow: Flow, now: datetime, source_reachable: bool = True) -> FlowObservation:
-    values: dict[str, object] = {"at": now, "error": "", "stopped_lag": None}
-    if source_reachable and not replicating(flow_status(flow)):
-        values["stopped_lag"] = stopped_lag(flow)
+    values: dict[str, object] = {"at": now, "error": "", "stopped_lag": None, "stopped_tasks": []}
+    if source_reachable:
+        observed = stopped.stopped_lag(flow)
+        held = stopped.write_reports(flow, observed, now)  # partitions still reported by a live task count there
+        values["stopped_lag"] = None if observed.lag is None else observed.lag - held
+        values["stopped_tasks"] = observed.tasks
     try:
         latest = readers.latest_checkpoints(cluster_config(flow.target), flow.source.alias)
     except (KafkaException, TimeoutError) as exc:
@@ -150,37 +148,6 @@ def _stored(model: type[M], values: dict[str, object], **owner: Any) -> M:
         log.info("%s %s was deleted while it was observed; its observation is dropped", name, gone.pk)
         return model(**owner, **values)
     return observation
-
-
-def stopped_lag(flow: Flow) -> int | None:
-    """The lag of a flow whose tasks do not run (paused, failed, unplaced): the source end offsets of the data
-    partitions its tasks last reported, minus the positions they reported. A partition reported without a position
-    had nothing replicated yet (it was empty while a task held it): a task starts it at the source log start, so
-    everything from there on is lag. One batched ListOffsets (two specs when a position is missing). The last
-    report may be a little older than the positions the task stored when it stopped, so this can read a few
-    records high, never low. None when no partition was reported or the source did not answer."""
-    policy = flow_config(flow).policy()
-    positions = {
-        (topic, partition): expand(topic, partition, values)["position"]
-        for topic, partition, values in PartitionReport.objects.filter(flow=flow).values_list(
-            "topic", "partition", "snapshot"
-        )
-        if not is_heartbeats_topic(policy, topic) and not is_internal_topic(topic)
-    }
-    if not positions:
-        return None
-    unreplicated = any(position is None for position in positions.values())
-    try:
-        starts, ends = browse.offsets(browse.admin(flow.source), sorted(positions), earliest=unreplicated)
-    except (KafkaException, TimeoutError) as exc:
-        log.warning("flow %s: source end offsets not read: %s", flow.name, exc)
-        return None
-    lag = 0
-    for key, end in ends.items():
-        position = positions[key] if positions[key] is not None else starts.get(key)
-        if end is not None and position is not None:
-            lag += max(0, end - position)
-    return lag
 
 
 def _idle_groups(flow: Flow, latest: dict[str, dict[tuple[str, int], Checkpoint]]) -> set[str] | None:

@@ -1,29 +1,67 @@
-"""The flow time series: one FlowSample per flow per sampler tick, and the live throughput over recent samples."""
+"""The flow time series: one FlowSample per flow per sampler tick, and the live throughput over recent samples.
+
+Throughput is read from the growth of the partitions' positions (source offsets), summed per flow: records/s
+copied over every data partition, and records/s entering replication over the topics that originate at the flow's
+source. A chain of two flows copies a stream twice and lets it enter once.
+"""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import pairwise
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Count, Sum
 from django.utils import timezone
 
+from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from controlplane.monitoring.models import FlowSample
-from controlplane.monitoring.services.health import FlowTotals, health, totals
+from controlplane.monitoring.services.health import health, totals
+from controlplane.orchestration.models import PartitionReport
 from controlplane.orchestration.services.status import flow_status, flow_statuses
 from controlplane.orchestration.taskstatus import FlowStatus
+from replication.config import replication_policy
+from replication.mm2.policy import ReplicationPolicy, is_heartbeats_topic, is_internal_topic
 
 log = logging.getLogger(__name__)
 
-# The live rate's window. Tasks report their record counts every few seconds, so a counter read at any moment is
-# a staircase; over a minute of samples one step of error is under a tenth of the rate.
+# The live rate's window. Tasks report their positions every few seconds, so a sum read at any moment is a
+# staircase; over a minute of samples one step of error is under a tenth of the rate.
 RATE_WINDOW_SECONDS = 60.0
 
-Point = tuple[datetime, int, float | None]  # a sample's time, record count and its own records/s
+
+class Point(NamedTuple):
+    """A sample as the rates read it: its time, its sums of positions and their partition count, its own rates."""
+
+    at: datetime
+    offsets: int | None
+    origin: int | None
+    partitions: int | None
+    rate: float | None = None
+    entering: float | None = None
+
+
+class Rates(NamedTuple):
+    """A flow's records/s: ``copied`` over all its data partitions, ``entering`` over the topics that originate at
+    its source (the first hop: a remote topic's records entered replication on an earlier flow)."""
+
+    copied: float
+    entering: float
+
+
+@dataclass(frozen=True)
+class Sums:
+    """A flow's data partitions' positions summed (source offsets), all and those of its source's own topics."""
+
+    offsets: int = 0
+    origin: int = 0
+    partitions: int = 0
 
 
 def sample_flows(now: datetime | None = None) -> int:
@@ -32,11 +70,12 @@ def sample_flows(now: datetime | None = None) -> int:
     flows = list(Flow.objects.select_related("source", "target"))
     statuses = flow_statuses(flows)
     recent = _recent_samples([f.pk for f in flows], now)
+    sums = position_sums(flows)
     taken = 0
     for flow in flows:
         try:
             with transaction.atomic():
-                sample_flow(flow, now, statuses[flow.pk], recent.get(flow.pk, []))
+                sample_flow(flow, now, statuses[flow.pk], recent.get(flow.pk, []), sums.get(flow.pk, Sums()))
         except IntegrityError:  # deleted since it was listed (a REST client may delete flows at any moment)
             log.info("flow %s was deleted while it was sampled; its sample is dropped", flow.pk)
             continue
@@ -47,47 +86,90 @@ def sample_flows(now: datetime | None = None) -> int:
 
 
 def sample_flow(
-    flow: Flow, now: datetime, status: FlowStatus | None = None, recent: list[Point] | None = None
+    flow: Flow,
+    now: datetime,
+    status: FlowStatus | None = None,
+    recent: list[Point] | None = None,
+    sums: Sums | None = None,
 ) -> FlowSample:
     status = status or flow_status(flow)
     flow_totals = totals(status)
     if recent is None:
         recent = _recent_samples([flow.pk], now).get(flow.pk, [])
+    if sums is None:
+        sums = position_sums([flow]).get(flow.pk, Sums())
+    rates = sample_rates(recent, Point(now, sums.offsets, sums.origin, sums.partitions))
     return FlowSample.objects.create(
         flow=flow,
         at=now,
         records=flow_totals.records,
-        records_per_second=sample_rate(recent, flow_totals.records, now),
+        offsets=sums.offsets,
+        origin_offsets=sums.origin,
+        partitions=sums.partitions,
+        records_per_second=None if rates is None else rates.copied,
+        entering_per_second=None if rates is None else rates.entering,
         lag=flow_totals.lag,
         latency_p99_ms=flow_totals.latency_p99_ms,
         health=health(status, flow_totals),
     )
 
 
-def sample_rate(recent: list[Point], records: int, now: datetime) -> float | None:
-    """A new sample's records/s (the flow's history chart): its count with the last minute's samples, read as the
-    live rate reads them. Not the difference from the previous sample alone: tasks report their counts every few
-    seconds, so a tick that fell before a task's report read 0 and the next one twice the rate. None (no data, not
-    0) with no earlier sample in the window, or none since a gap in the samples."""
-    points = since_last_gap([*recent, (now, records, None)])
-    if len(points) < 2:
+def position_sums(flows: Sequence[Flow]) -> dict[int, Sums]:
+    """Each flow's data partitions' positions summed, from one grouped query of the partition rows. A row is keyed by
+    partition, not by task, and a position does not restart with a task: a partition moving to another task, a task
+    restarting or a paused flow resuming leaves the sum where it was, where per-task record counters drop to 0 or
+    count a partition under both tasks while their reports overlap. Heartbeats and internal topics are left out."""
+    aliases = set(Cluster.objects.values_list("alias", flat=True))
+    policies = {
+        f.pk: replication_policy(f.replication_policy_class, f.source.alias, f.replication_policy_separator)
+        for f in flows
+    }
+    rows = (
+        PartitionReport.objects.filter(flow_id__in=list(policies), position__isnull=False)
+        .values_list("flow_id", "topic")
+        .annotate(total=Sum("position"), count=Count("id"))
+        .order_by()
+    )
+    sums: dict[int, Sums] = {}
+    for flow_id, topic, total, count in rows:
+        policy = policies[flow_id]
+        if is_heartbeats_topic(policy, topic) or is_internal_topic(topic):
+            continue
+        was = sums.get(flow_id, Sums())
+        own = total if originates(policy, topic, aliases) else 0
+        sums[flow_id] = Sums(was.offsets + total, was.origin + own, was.partitions + count)
+    return sums
+
+
+def originates(policy: ReplicationPolicy, topic: str, aliases: set[str]) -> bool:
+    """Whether the topic's records enter replication here: it is not a remote topic of a known cluster. An identity
+    policy's remote topics keep their names, so under it every topic counts as its source's own."""
+    upstream = policy.upstream_topic(topic)
+    return upstream is None or upstream == topic or policy.topic_source(topic) not in aliases
+
+
+def sample_rates(recent: list[Point], point: Point) -> Rates | None:
+    """A new sample's rates (the flow's history chart): its sums with the last minute's samples, read as the live
+    rate reads them. None (no data, not 0) with no earlier sample in the window, or none since a gap."""
+    points = since_last_gap([*recent, point])
+    if window_rate(points) is None:
         return None
-    return _rate_of(points, now)
+    return _rates_of(points, point.at)
 
 
-def live_rate(flow: Flow, flow_totals: FlowTotals, now: datetime) -> float:
-    """Throughput for the graph, tiles and flow list: the samples' counter growth over the last minute.
+def live_rate(flow: Flow, now: datetime) -> Rates:
+    """Throughput for the graph, tiles and flow list: the samples' growth of positions over the last minute.
 
-    Not the live counter against the last sample: the counter moves in steps every few seconds, so that ratio
-    swings between 0 and several times the real rate. ``flow_totals`` (the live counter) is not used for this.
+    Not the live figures against the last sample: tasks report every few seconds, so that ratio swings between 0
+    and several times the real rate.
     """
     return live_rates([flow], now)[flow.pk]
 
 
-def live_rates(flows: Sequence[Flow], now: datetime) -> dict[int, float]:
+def live_rates(flows: Sequence[Flow], now: datetime) -> dict[int, Rates]:
     """``live_rate`` of many flows, from one query of their recent samples."""
     samples = _recent_samples([f.pk for f in flows], now)
-    return {f.pk: _rate_of(samples.get(f.pk, []), now) for f in flows}
+    return {f.pk: _rates_of(samples.get(f.pk, []), now) for f in flows}
 
 
 def _recent_samples(flow_ids: list[int], now: datetime) -> dict[int, list[Point]]:
@@ -95,26 +177,25 @@ def _recent_samples(flow_ids: list[int], now: datetime) -> dict[int, list[Point]
     since = now - timedelta(seconds=RATE_WINDOW_SECONDS)
     recent = FlowSample.objects.filter(flow_id__in=flow_ids, at__gte=since, at__lte=now).order_by("flow_id", "at")
     samples: dict[int, list[Point]] = {}
-    for flow_id, at, records, records_per_second in recent.values_list(
-        "flow_id", "at", "records", "records_per_second"
+    for flow_id, *values in recent.values_list(
+        "flow_id", "at", "offsets", "origin_offsets", "partitions", "records_per_second", "entering_per_second"
     ):
-        samples.setdefault(flow_id, []).append((at, records, records_per_second))
+        samples.setdefault(flow_id, []).append(Point(*values))
     return samples
 
 
-def _rate_of(samples: list[Point], now: datetime) -> float:
+def _rates_of(samples: list[Point], now: datetime) -> Rates:
     if not samples:
-        return 0.0  # no recent sample: the sampler or the flow is not running
-    last_at, _, last_rate = samples[-1]
-    if (now - last_at).total_seconds() > 3 * settings.MIRRORPLANE_SAMPLE_INTERVAL_SECONDS:
-        return 0.0
+        return Rates(0.0, 0.0)  # no recent sample: the sampler or the flow is not running
+    last = samples[-1]
+    if (now - last.at).total_seconds() > 3 * settings.MIRRORPLANE_SAMPLE_INTERVAL_SECONDS:
+        return Rates(0.0, 0.0)
     samples = since_last_gap(samples)
-    if stopped(samples):
-        return 0.0
-    windowed = window_rate([(at, records) for at, records, _ in samples])
-    if windowed is not None:
-        return windowed
-    return last_rate or 0.0  # one sample so far (a new flow): its own rate, if it has one
+    copied = 0.0 if stopped(samples, "offsets") else window_rate(samples, "offsets")
+    entering = 0.0 if stopped(samples, "origin") else window_rate(samples, "origin")
+    if copied is None:  # one sample so far (a new flow): its own rates, if it has them
+        return Rates(last.rate or 0.0, last.entering or 0.0)
+    return Rates(copied, entering or 0.0)
 
 
 def since_last_gap(samples: list[Point]) -> list[Point]:
@@ -122,33 +203,36 @@ def since_last_gap(samples: list[Point]) -> list[Point]:
     window across the gap would spread the growth after it over time with no samples, and read low."""
     gap = 3 * settings.MIRRORPLANE_SAMPLE_INTERVAL_SECONDS
     start = len(samples) - 1
-    while start > 0 and (samples[start][0] - samples[start - 1][0]).total_seconds() <= gap:
+    while start > 0 and (samples[start].at - samples[start - 1].at).total_seconds() <= gap:
         start -= 1
     return samples[start:]
 
 
-def stopped(samples: Sequence[Point]) -> bool:
+def stopped(samples: Sequence[Point], field: str = "offsets") -> bool:
     """No growth over two task-report or sampler intervals (whichever is longer), so at least one task report
     came in between: the flow stopped (paused producers), and says 0 now rather than fade out over a minute."""
-    report_seconds = settings.MIRRORPLANE_LEASE_SECONDS / 3  # tasks report their counts with each lease renewal
+    report_seconds = settings.MIRRORPLANE_LEASE_SECONDS / 3  # tasks report their positions with each lease renewal
     span = 2 * max(float(settings.MIRRORPLANE_SAMPLE_INTERVAL_SECONDS), report_seconds)
-    last_at, last_records, _ = samples[-1]
+    last = samples[-1]
     # 0.9: the sampler's ticks jitter; a tick a little late must not hide a stop
-    earlier = [records for at, records, _ in samples if (last_at - at).total_seconds() >= 0.9 * span]
-    return bool(earlier) and earlier[-1] == last_records
+    earlier = [getattr(p, field) for p in samples if (last.at - p.at).total_seconds() >= 0.9 * span]
+    return bool(earlier) and earlier[-1] == getattr(last, field)
 
 
-def window_rate(points: Sequence[tuple[datetime, int]]) -> float | None:
-    """Records per second over (time, cumulative count) points in time order: the count's growth from the first
-    point to the last over their time span. A count that drops restarted with a task: its new value is growth.
-    None with fewer than two points or no time between them."""
-    if len(points) < 2:
-        return None
-    seconds = (points[-1][0] - points[0][0]).total_seconds()
-    if seconds <= 0:
-        return None
-    grown = sum(count - before if count >= before else count for (_, before), (_, count) in pairwise(points))
-    return round(grown / seconds, 1)
+def window_rate(points: Sequence[Point], field: str = "offsets") -> float | None:
+    """Records per second over samples in time order: the growth of a sum of positions between consecutive samples
+    over the seconds between them, only where both cover the same number of partitions (a partition that appears
+    brings its whole position, one that goes takes it away: neither is growth, so that step is left out). A sum
+    that drops (a task resumed from a stored position a little behind its last report) grew 0. None with no two
+    comparable samples or no time between them."""
+    grown, seconds = 0, 0.0
+    for before, after in pairwise(points):
+        start, end = getattr(before, field), getattr(after, field)
+        if start is None or end is None or before.partitions != after.partitions:
+            continue
+        grown += max(0, end - start)
+        seconds += (after.at - before.at).total_seconds()
+    return round(grown / seconds, 1) if seconds > 0 else None
 
 
 def history(flow: Flow, minutes: int, now: datetime | None = None) -> list[FlowSample]:

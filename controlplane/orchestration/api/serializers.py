@@ -26,11 +26,18 @@ def _topic_partitions(help_text: str) -> serializers.ListField:
 
 
 class PartitionStatusSerializer(serializers.Serializer[Any]):
-    """One source partition as its task last reported it (every few seconds, with its lease renewal)."""
+    """One source partition as its task last reported it (every few seconds, with its lease renewal), or, while no
+    live task holds it, as the observer read it: every desired partition of the flow is listed."""
 
     topic = serializers.CharField(help_text="source topic")
     partition = serializers.IntegerField()
-    task_id = serializers.IntegerField(allow_null=True, help_text="the task that reported it")
+    task_id = serializers.IntegerField(allow_null=True, help_text="the task that reported it, or is to replicate it")
+    task_state = serializers.ChoiceField(
+        choices=["running", "unplaced", "stopped"],
+        help_text="running: its task holds a live lease and reports it; unplaced (no worker has room for the task) or "
+        "stopped (paused, failed, between leases): position and lag are the observer's, from the flow's stored "
+        "position and the source end offset",
+    )
     position = serializers.IntegerField(allow_null=True, help_text="next source offset to replicate; null: not yet")
     lag = serializers.IntegerField(
         allow_null=True, help_text="source end offset minus the replicated position; null: not yet known"

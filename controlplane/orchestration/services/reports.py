@@ -70,7 +70,7 @@ class Reporter:
             values = compact(snapshot)
             seen.append((key, snapshot))
             if self._written.get(key) != values:
-                changed.append((key, values, snapshot["replication-record-lag"]))
+                changed.append((key, values, snapshot["replication-record-lag"], snapshot["position"]))
         rows = [
             PartitionReport(
                 flow_id=self.flow_id,
@@ -78,19 +78,20 @@ class Reporter:
                 topic=topic,
                 partition=partition,
                 lag=lag,
+                position=position,
                 snapshot=values,
                 updated_at=now,
             )
-            for (topic, partition), values, lag in changed
+            for (topic, partition), values, lag, position in changed
         ]
         PartitionReport.objects.bulk_create(
             rows,
             batch_size=BATCH,
             update_conflicts=True,
             unique_fields=["flow", "topic", "partition"],
-            update_fields=["assignment", "lag", "snapshot", "updated_at"],
+            update_fields=["assignment", "lag", "position", "snapshot", "updated_at"],
         )
-        for key, values, _ in changed:
+        for key, values, *_ in changed:
             self._written[key] = values
         self._sources.update(seen)
         self._written_from = metrics

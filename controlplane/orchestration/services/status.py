@@ -93,12 +93,26 @@ def partition_page(flow: Flow, page: PartitionPage) -> PartitionPage:
     rows = PartitionReport.objects.filter(flow=flow).select_related("assignment")
     if page.topic:
         rows = rows.filter(topic__icontains=page.topic)
-    ordered = rows.order_by(*ORDERS[page.order]).only("topic", "partition", "snapshot", "assignment__task_id")
+    ordered = rows.order_by(*ORDERS[page.order]).only(
+        "topic",
+        "partition",
+        "snapshot",
+        "assignment__task_id",
+        "assignment__lease_expires_at",
+        "assignment__unplaced_reason",
+    )
     results = tuple(
-        PartitionStatus.of(expand(r.topic, r.partition, r.snapshot), r.assignment.task_id)
+        PartitionStatus.of(expand(r.topic, r.partition, r.snapshot), r.assignment.task_id, _held(r.assignment, flow))
         for r in ordered[page.offset : page.offset + page.limit]
     )
     return replace(page, count=rows.count(), results=results)
+
+
+def _held(assignment: TaskAssignment, flow: Flow) -> str:
+    """``PartitionStatus.task_state``: whether a live task reports the partition, or the observer's figures stand."""
+    if leases.holds_live_lease(assignment) and not flow.paused:
+        return "running"
+    return "unplaced" if assignment.unplaced_reason else "stopped"
 
 
 def reported_partitions(flow_id: int) -> set[tuple[str, int]]:

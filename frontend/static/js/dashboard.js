@@ -131,8 +131,18 @@ function setTile(name, value, sub, state) {
   tile.classList.toggle("good", state === "good");
 }
 
+// Two rates, each meaning one thing: records entering replication (each counted once, on the flow out of its
+// origin cluster) and records copied (every hop: a stream through two flows counts twice).
 function tiles(t) {
-  setTile("records", compact(t.records_per_second));
+  const origins = t.entering_by_origin.filter((o) => o.records_per_second > 0);
+  setTile(
+    "entering",
+    compact(t.entering_per_second),
+    origins.length
+      ? origins.map((o) => `${o.cluster} ${compact(o.records_per_second)}`).join(" · ")
+      : "nothing entering",
+  );
+  setTile("copied", compact(t.copied_per_second));
   setTile("lag", compact(t.total_lag));
   const unplaced = t.unplaced_tasks
     ? ` · ${t.unplaced_tasks} task${t.unplaced_tasks === 1 ? "" : "s"} unplaced (${t.capacity.free} free slots)`

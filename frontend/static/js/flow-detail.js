@@ -207,6 +207,15 @@ function taskRows(status) {
 const PAGE = 100;
 const partitionQuery = { offset: 0, topic: "", order: "partition" };
 
+// A partition no live task holds (its task unplaced, paused or stopped) is listed all the same, with a badge: its
+// position and lag are the observer's, from the flow's stored position and the source end offset.
+function partitionTask(p) {
+  if (p.task_id === null) return "–";
+  if (p.task_state === "running") return `task ${p.task_id}`;
+  const label = p.task_state === "unplaced" ? "UNPLACED" : "STOPPED";
+  return el("span", { class: "nowrap" }, `task ${p.task_id} `, badge(label));
+}
+
 function partitionRows(page) {
   const headers = [
     "Partition",
@@ -228,7 +237,7 @@ function partitionRows(page) {
         title: "Show this partition's lag over time",
       },
       el("td", { class: "mono" }, `${p.topic}-${p.partition}`),
-      el("td", {}, p.task_id === null ? "–" : `task ${p.task_id}`),
+      el("td", {}, partitionTask(p)),
       el("td", { class: "num" }, number(p.position)),
       el("td", { class: "num" }, number(p.lag)),
       el("td", { class: "num" }, ms(p.latency_p99_ms)),

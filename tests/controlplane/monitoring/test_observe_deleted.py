@@ -44,7 +44,7 @@ def test_a_flow_deleted_while_its_checkpoints_are_read_leaves_no_observation_and
         Flow.objects.filter(pk=flow.pk).delete()
         return {}
 
-    monkeypatch.setattr(observe, "replicating", lambda _status: True)
+    monkeypatch.setattr(observe.stopped, "stopped_lag", lambda _flow: observe.stopped.StoppedLag())
     monkeypatch.setattr(observe.readers, "latest_checkpoints", checkpoints)
     observation = observe.observe_flow(flow, timezone.now())
     assert observation.pk is None

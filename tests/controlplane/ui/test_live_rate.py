@@ -1,4 +1,5 @@
-"""The live records/s (graph edges, tiles, flow list) over a window of samples, not one counter difference."""
+"""The live records/s (graph edges, tiles, flow list) over a window of samples of the flow's summed partition
+positions, not one difference."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ from django.utils import timezone
 from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from controlplane.monitoring.models import FlowSample
-from controlplane.monitoring.services.health import FlowTotals
-from controlplane.monitoring.services.sampling import live_rate, sample_flow, window_rate
+from controlplane.monitoring.services.sampling import Point, Sums, live_rate, sample_flow, window_rate
 from controlplane.orchestration.taskstatus import FlowStatus, TaskStatus
 
 RATE = 100.0  # records per second really replicated
@@ -21,13 +21,19 @@ SAMPLE_SECONDS = 5.0
 
 
 def counter(seconds: float) -> int:
-    """The flow's record count as the status shows it `seconds` after start: the value of the last report."""
+    """The flow's summed positions as the reports show them `seconds` after start: the value of the last report."""
     last_report = (seconds // REPORT_SECONDS) * REPORT_SECONDS
     return int(RATE * last_report)
 
 
-def live(records: int) -> FlowTotals:
-    return FlowTotals(records=records, lag=0, latency_p99_ms=None, partitions=1, errors=[], unplaced=[])
+def sample(flow: Flow, at: datetime, offsets: int, **fields: Any) -> FlowSample:
+    return FlowSample.objects.create(
+        flow=flow, at=at, offsets=offsets, origin_offsets=offsets, partitions=1, health="healthy", **fields
+    )
+
+
+def sums(offsets: int) -> Sums:
+    return Sums(offsets, offsets, 1)
 
 
 @pytest.fixture
@@ -41,9 +47,7 @@ def sample_for(flow: Flow, start: datetime, seconds: float) -> None:
     """The sampler's ticks over `seconds`: each stores the counter as the status shows it then."""
     tick = SAMPLE_SECONDS
     while tick <= seconds:
-        FlowSample.objects.create(
-            flow=flow, at=start + timedelta(seconds=tick), records=counter(tick), health="healthy"
-        )
+        sample(flow, start + timedelta(seconds=tick), counter(tick))
         tick += SAMPLE_SECONDS
 
 
@@ -54,7 +58,7 @@ def test_the_live_rate_stays_near_the_real_rate_at_any_moment_between_samples(fl
     rates = []
     for tenth in range(0, 50):  # every 0.1 s across the 5 s after the last sample
         seconds = 300 + tenth / 10
-        rates.append(live_rate(flow, live(counter(seconds)), start + timedelta(seconds=seconds)))
+        rates.append(live_rate(flow, start + timedelta(seconds=seconds)).copied)
     # The old "counter now minus the last sample over the seconds between" gave 0 and up to 50x the rate here.
     assert min(rates) >= 0.9 * RATE and max(rates) <= 1.1 * RATE, (min(rates), max(rates))
 
@@ -65,9 +69,9 @@ def test_a_stopped_counter_reads_zero_within_two_sample_intervals_not_a_minute(f
     sample_for(flow, start, 300)  # 100 records/s for 5 minutes, then the producers stop
     stopped = counter(300)
     for tick in (305, 310):
-        FlowSample.objects.create(flow=flow, at=start + timedelta(seconds=tick), records=stopped, health="healthy")
-    assert live_rate(flow, live(stopped), start + timedelta(seconds=306)) > 0.5 * RATE  # one flat interval: aliasing
-    assert live_rate(flow, live(stopped), start + timedelta(seconds=311)) == 0.0
+        sample(flow, start + timedelta(seconds=tick), stopped)
+    assert live_rate(flow, start + timedelta(seconds=306)).copied > 0.5 * RATE  # one flat interval: aliasing
+    assert live_rate(flow, start + timedelta(seconds=311)) == (0.0, 0.0)
 
 
 @pytest.mark.django_db
@@ -75,27 +79,34 @@ def test_slow_task_reports_never_read_as_a_stop(flow: Flow, settings: Any) -> No
     settings.MIRRORPLANE_LEASE_SECONDS = 60  # tasks report every 20 s: the count stays put over three samples
     start = timezone.now() - timedelta(minutes=10)
     for tick in range(5, 305, 5):
-        records = int(RATE * (tick // 20) * 20)
-        FlowSample.objects.create(flow=flow, at=start + timedelta(seconds=tick), records=records, health="healthy")
-    rates = [live_rate(flow, live(0), start + timedelta(seconds=t + 1)) for t in range(120, 300, 5)]
+        sample(flow, start + timedelta(seconds=tick), int(RATE * (tick // 20) * 20))
+    rates = [live_rate(flow, start + timedelta(seconds=t + 1)).copied for t in range(120, 300, 5)]
     assert min(rates) > 0.5 * RATE, rates
 
 
 @pytest.mark.django_db
 def test_no_recent_sample_means_no_rate_and_one_sample_gives_its_own(flow: Flow) -> None:
     now = timezone.now()
-    assert live_rate(flow, live(0), now) == 0.0
-    FlowSample.objects.create(flow=flow, at=now - timedelta(seconds=2), records=10, records_per_second=7.5)
-    assert live_rate(flow, live(10), now) == 7.5
-    assert live_rate(flow, live(10), now + timedelta(minutes=5)) == 0.0  # the sampler stopped: stale
+    assert live_rate(flow, now) == (0.0, 0.0)
+    sample(flow, now - timedelta(seconds=2), 10, records_per_second=7.5, entering_per_second=2.5)
+    assert live_rate(flow, now) == (7.5, 2.5)
+    assert live_rate(flow, now + timedelta(minutes=5)) == (0.0, 0.0)  # the sampler stopped: stale
 
 
-def test_a_window_counts_a_task_restart_as_growth_from_zero() -> None:
+def test_a_window_leaves_out_a_step_where_partitions_came_or_went_and_reads_a_drop_as_no_growth() -> None:
+    """Positions are keyed by partition: a partition that appears brings its whole position (not growth), and a
+    task resuming from a stored position a little behind its predecessor's last report steps back (not a restart
+    from 0, which per-task record counters read as the whole count again)."""
     t0 = timezone.now()
-    points = [(t0, 1000), (t0 + timedelta(seconds=10), 2000), (t0 + timedelta(seconds=20), 500)]
-    assert window_rate(points) == (1000 + 500) / 20
+
+    def at(seconds: int, offsets: int, partitions: int = 1) -> Point:
+        return Point(t0 + timedelta(seconds=seconds), offsets, offsets, partitions)
+
+    points = [at(0, 1000), at(10, 2000), at(20, 1990), at(30, 2990), at(40, 9000, 2), at(50, 10_000, 2)]
+    assert window_rate(points) == (1000 + 0 + 1000 + 1000) / 40
     assert window_rate(points[:1]) is None
-    assert window_rate([(t0, 1), (t0, 2)]) is None
+    assert window_rate([at(0, 1), at(10, 2, 2)]) is None
+    assert window_rate([at(0, 1), at(0, 2)]) is None
 
 
 @pytest.mark.django_db
@@ -104,7 +115,7 @@ def test_the_history_chart_never_reads_0_or_double_while_the_rate_is_steady(flow
     tick in about 25 sees no new report. The old difference from the previous sample read 0.0 there and 2x next."""
     start = timezone.now() - timedelta(minutes=10)
     for tick in range(5, 305, 5):
-        sample_flow(flow, start + timedelta(seconds=tick), _status_with(counter(tick)))
+        sample_flow(flow, start + timedelta(seconds=tick), _status_with(0), sums=sums(counter(tick)))
     charted = [s.records_per_second for s in FlowSample.objects.filter(flow=flow).order_by("at")]
     after_a_minute = charted[12:]
     assert min(after_a_minute) >= 0.9 * RATE and max(after_a_minute) <= 1.1 * RATE, after_a_minute
@@ -121,9 +132,11 @@ def test_after_a_gap_in_the_samples_the_rate_counts_only_what_came_after_it(flow
     time without samples must not dilute the rate (it read 23/s at a steady 41/s on the demo)."""
     start = timezone.now() - timedelta(minutes=10)
     for tick in range(5, 65, 5):  # a minute at 100/s
-        FlowSample.objects.create(flow=flow, at=start + timedelta(seconds=tick), records=100 * tick, health="healthy")
-    restarted = start + timedelta(seconds=100)  # 40 s without samples; the new task counts from 0
-    assert sample_flow(flow, restarted, _status_with(0)).records_per_second is None  # nothing since the gap
+        sample(flow, start + timedelta(seconds=tick), 100 * tick)
+    restarted = start + timedelta(seconds=100)  # 40 s without samples
+    assert sample_flow(flow, restarted, _status_with(0), sums=sums(9000)).records_per_second is None  # since the gap
     for step in range(1, 4):
-        sampled = sample_flow(flow, restarted + timedelta(seconds=5 * step), _status_with(500 * step))
+        sampled = sample_flow(
+            flow, restarted + timedelta(seconds=5 * step), _status_with(0), sums=sums(9000 + 500 * step)
+        )
         assert sampled.records_per_second == RATE, step

@@ -17,7 +17,7 @@ from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from controlplane.monitoring.choices import Health
 from controlplane.monitoring.services.health import health, totals
-from controlplane.monitoring.services.sampling import sample_rate
+from controlplane.monitoring.services.sampling import Point, Rates, sample_rates
 from controlplane.orchestration.taskstatus import FlowStatus, TaskStatus
 from controlplane.ui.services import preview, reports
 from controlplane.ui.staticfinders import PLOTLY_PATH, PlotlyFinder
@@ -62,12 +62,12 @@ def test_totals_sum_lag_and_take_the_worst_p99() -> None:
     assert (result.lag, result.latency_p99_ms, result.records) == (12, 90.0, 13)
 
 
-def test_throughput_is_the_record_growth_per_second_and_survives_a_task_restart() -> None:
+def test_throughput_is_the_growth_of_positions_per_second_and_entering_counts_the_sources_own_topics() -> None:
     now = timezone.now()
-    previous = [(now - timedelta(seconds=5), 1000, 0.0)]
-    assert sample_rate(previous, 1500, now) == 100.0
-    assert sample_rate(previous, 250, now) == 50.0  # the count restarted with a new task
-    assert sample_rate([], 1500, now) is None  # no earlier sample in the window: no data, not 0
+    previous = [Point(now - timedelta(seconds=5), 1000, 400, 3)]
+    assert sample_rates(previous, Point(now, 1500, 600, 3)) == Rates(100.0, 40.0)
+    assert sample_rates(previous, Point(now, 1200, 400, 2)) is None  # a partition went: that step is not growth
+    assert sample_rates([], Point(now, 1500, 600, 3)) is None  # no earlier sample in the window: no data, not 0
 
 
 def test_reports_show_the_newest_summary_per_job_and_only_rows_about_the_flow(tmp_path: Path, settings: Any) -> None:
