@@ -12,12 +12,13 @@ from rest_framework import serializers
 from controlplane.clusters.choices import SASL_PROTOCOLS, SSL_PROTOCOLS
 from controlplane.clusters.models import Cluster
 from controlplane.clusters.validators import validate_ca_pem
+from controlplane.core.serializers import StrictInput
 
 MAX_PEM_LENGTH = 65536
 MAX_SECRET_LENGTH = 1024
 
 
-class ClusterSerializer(serializers.ModelSerializer[Cluster]):
+class ClusterSerializer(StrictInput, serializers.ModelSerializer[Cluster]):
     sasl_password = serializers.CharField(
         write_only=True,
         required=False,

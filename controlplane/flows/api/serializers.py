@@ -15,7 +15,7 @@ from rest_framework.utils.model_meta import FieldInfo
 from controlplane.clusters.api.fields import ClusterAliasField
 from controlplane.clusters.api.serializers import ClusterSerializer
 from controlplane.clusters.models import Cluster
-from controlplane.core.serializers import FastListSerializer
+from controlplane.core.serializers import FastListSerializer, StrictInput
 from controlplane.flows import validation
 from controlplane.flows.models import Flow
 from controlplane.flows.overrides import ALLOWED, override_errors
@@ -35,7 +35,7 @@ def _extra_kwargs(name: str) -> dict[str, Any]:
     return kwargs | {key: value for key, value in bounds.items() if value is not None}
 
 
-class FlowSerializer(serializers.ModelSerializer[Flow]):
+class FlowSerializer(StrictInput, serializers.ModelSerializer[Flow]):
     source = ClusterAliasField()
     target = ClusterAliasField()
     name = serializers.CharField(read_only=True, help_text="MM2's flow name, source->target")
@@ -93,7 +93,7 @@ def _allowed(allowed: frozenset[str], overrides: dict[str, str]) -> None:
         raise serializers.ValidationError(errors)
 
 
-class PropertiesSerializer(serializers.Serializer[dict[str, Any]]):
+class PropertiesSerializer(StrictInput, serializers.Serializer[dict[str, Any]]):
     """A MirrorMaker 2 properties file (KIP-382), as text."""
 
     properties = serializers.CharField(max_length=1024 * 1024, trim_whitespace=False)

@@ -20,6 +20,7 @@ from controlplane.audit.api.viewsets import AuditedModelViewSet
 from controlplane.audit.services import snapshot
 from controlplane.clusters.api.serializers import ClusterSerializer
 from controlplane.core.pagination import LimitOffsetPagination100
+from controlplane.core.serializers import NoInput
 from controlplane.flows import mm2, mm2import, offsets, services
 from controlplane.flows.api.parsers import PlainTextParser
 from controlplane.flows.api.serializers import (
@@ -132,6 +133,7 @@ class FlowViewSet(AuditedModelViewSet[Flow]):
         return Response(body, status=status.HTTP_201_CREATED)
 
     def _operate(self, name: str, operation: Any) -> Response:
+        NoInput(data=self.request.data).is_valid(raise_exception=True)
         flow = self.get_object()
         before = snapshot(flow)
         operation(flow)
