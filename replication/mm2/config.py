@@ -83,11 +83,16 @@ class _Scope:
     mentioned: bool = False  # by a property other than `enabled`
 
 
-def load_flows(props: Mapping[str, str], errors: list[ConfigError] | None = None) -> list[FlowConfig]:
+def load_flows(
+    props: Mapping[str, str],
+    errors: list[ConfigError] | None = None,
+    named: dict[str, ClusterConfig] | None = None,
+) -> list[FlowConfig]:
     """The flows a MirrorMaker 2 properties file defines, in the order the file first mentions them.
 
     Without ``errors`` the first ConfigError is raised; with it, every error is appended there (one per property,
-    per cluster's client settings and per flow) and only the flows without errors are returned.
+    per cluster's client settings and per flow) and only the flows without errors are returned. ``named``, when
+    given, gets every cluster a flow key of the file names, the refused flows' too, so a caller can check them all.
     """
     aliases = _cluster_aliases(props.get("clusters", ""))
     everywhere, clusters = _Scope(), {alias: _Scope() for alias in aliases}
@@ -107,6 +112,8 @@ def load_flows(props: Mapping[str, str], errors: list[ConfigError] | None = None
             _check_bootstrap(alias, cluster.client)
     built: list[FlowConfig] = []
     for (source, target), flow in flows.items():
+        if named is not None:
+            named.update({alias: ClusterConfig(alias, dict(clusters[alias].client)) for alias in (source, target)})
         with _reporting(errors):
             config = _build_flow(source, target, flow, everywhere, clusters, errors)
             built += [config] if config is not None else []
