@@ -190,15 +190,17 @@ class _Plan:
         # The file's flows replace their stored edges: a changed replication policy is checked for loops anew.
         edges = [cycles.Edge(*row) for row in others if (row[0], row[1]) not in defined]
         graph = cycles.FlowGraph(edges)
-        for config in configs:
-            plan._flow(config, known, graph, flows.get((config.source.alias, config.target.alias)))
+        for flow in configs:
+            plan._flow(flow, known, graph, flows.get((flow.source.alias, flow.target.alias)))
         return plan
 
     def write(self, actor: Any) -> None:
         now = timezone.now()
         Cluster.objects.bulk_create(self.new_clusters)
-        for row, _ in [*self.changed_clusters, *self.changed_flows]:
-            row.updated_at = now  # bulk_update does not set auto_now fields
+        for cluster, _ in self.changed_clusters:
+            cluster.updated_at = now  # bulk_update does not set auto_now fields
+        for flow, _ in self.changed_flows:
+            flow.updated_at = now
         Cluster.objects.bulk_update([row for row, _ in self.changed_clusters], CLUSTER_FIELDS)
         Flow.objects.bulk_create(self.new_flows)
         Flow.objects.bulk_update([row for row, _ in self.changed_flows], FLOW_FIELDS)
