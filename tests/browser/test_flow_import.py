@@ -108,7 +108,7 @@ def test_preview_shows_what_a_changed_file_would_do_and_import_applies_exactly_t
     )
     row = page.locator('#result tr[data-item="flow:imp-west->imp-east"]')
     expect(row).to_have_attribute("data-outcome", "changed")
-    expect(row.locator("ul.diff li")).to_have_text(["tasks.max: 1 → 3", "topics: orders.*, payments → orders.*"])
+    expect(row.locator("ul.diff li")).to_have_text(["topics: orders.*, payments → orders.*", "tasks.max: 1 → 3"])
     expect(page.locator('#result tr[data-item="cluster:imp-west"]')).to_have_attribute("data-outcome", "unchanged")
     shoot(page, "flow-import-preview")
     assert saved() == before  # a preview writes nothing

@@ -46,17 +46,17 @@ function itemRow(item, links) {
     "tr",
     { "data-item": `${item.kind}:${item.name}`, "data-outcome": item.outcome },
     el("td", {}, item.kind),
-    el("td", { class: "mono" }, href ? el("a", { href }, item.name) : item.name),
+    el("td", { class: "mono nowrap" }, href ? el("a", { href }, item.name) : item.name),
     el("td", {}, badge(OUTCOME_BADGE[item.outcome], item.outcome)),
     el("td", {}, changeList(item)),
   );
 }
 
-function render(answer, kind, headline) {
+function render(answer, kind, headline, after = "") {
   const links = {};
   for (const c of answer.clusters) links[`cluster:${c.alias}`] = `/clusters/${c.id}/`;
   for (const f of answer.flows) links[`flow:${f.name}`] = `/flows/${f.id}/`;
-  const summary = `${headline} ${tally(answer.counts.clusters, "cluster")}; ${tally(answer.counts.flows, "flow")}.`;
+  const summary = `${headline} ${tally(answer.counts.clusters, "cluster")}; ${tally(answer.counts.flows, "flow")}.${after}`;
   clear(
     result,
     alert(kind, summary),
@@ -97,7 +97,7 @@ async function preview() {
   try {
     const answer = await api("POST", "/api/v1/flows/import/?dry_run=true", { properties: sent });
     previewed = { text: sent, digest: answer.digest };
-    render(answer, "info", "Preview, nothing is imported yet. Import applies exactly this:");
+    render(answer, "info", "Preview:", " Nothing is written until Import, which applies exactly this.");
   } catch (error) {
     previewed = null;
     refused(error, "Nothing would be imported.");
