@@ -109,17 +109,14 @@ def import_properties(text: str, actor: Any, *, dry_run: bool = False, expect: s
     Each created or changed row gets its own audit record, as if it had been POSTed or PATCHed by ``actor``.
     ValidationError ``{"properties": [every problem, by line]}`` when anything is wrong, and then nothing is written.
     """
-    try:
-        lines = _Lines(property_lines(text))
-        props = parse_properties(text)
-    except ConfigError as exc:  # a malformed line: its message already says which
-        raise ValidationError({"properties": [str(exc)]}) from None
-    errors: list[ConfigError] = []
+    errors: list[ConfigError] = []  # a malformed line's error is named after it: `line 7`
+    props = parse_properties(text, errors)
+    lines = _Lines(property_lines(text, []))
     named: dict[str, ClusterConfig] = {}
     try:
         configs = load_flows(props, errors, named)
     except ConfigError as exc:  # the `clusters` list itself
-        configs, errors = [], [exc]
+        configs, errors = [], [*errors, exc]
     # A refused file: the clusters of its refused flows are checked too, so their errors are named in this answer.
     plan = _Plan.of(configs, named if errors else {})
     # A bootstrap.servers the file's own rules refused is refused again by the cluster's: say it once.
@@ -390,9 +387,14 @@ class _Lines:
             ((self._line(name), name, reason) for name, reason in problems),
             key=lambda item: (item[0] is None, item[0] or 0),
         )
-        return [f"{'' if n is None else f'line {n}: '}{name}: {reason}" for n, name, reason in numbered]
+        return [
+            f"{name}: {reason}" if n is None or name == f"line {n}" else f"line {n}: {name}: {reason}"
+            for n, name, reason in numbered
+        ]
 
     def _line(self, name: str) -> int | None:
+        if name.startswith("line ") and name[5:].isdigit():  # a malformed line, which has no property name
+            return int(name[5:])
         if name in self._of:
             return self._of[name]
         _, arrow, rest = name.partition("->")

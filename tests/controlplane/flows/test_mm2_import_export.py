@@ -348,3 +348,15 @@ def test_a_file_with_clusters_but_no_flow_is_a_400_not_an_empty_201(api: Api) ->
     assert response.status_code == 400
     assert response.json() == {"properties": [f"line 2: clusters: {NO_FLOWS}"]}
     assert not Cluster.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_line_without_a_name_is_one_error_among_the_others_in_line_order(api: Api) -> None:
+    text = KIP_382 + "= orphan value\nus-west->us-east.tasks.max = many\n"
+    response = import_text(api, text)
+    assert response.status_code == 400
+    assert response.json()["properties"] == [
+        "line 13: no property name before the value",
+        "line 14: us-west->us-east.tasks.max: expected an integer, got 'many'",
+    ]
+    assert not Cluster.objects.exists()
