@@ -33,8 +33,8 @@ from controlplane.clusters.models import Cluster
 from controlplane.flows import validation
 from controlplane.flows.api.serializers import FlowSerializer
 from controlplane.flows.defaults import flow_default
-from controlplane.flows.mm2 import CLUSTER_FIELD_OF, client_key, messages, property_of
-from controlplane.flows.mm2diff import CHANGED, CREATED, UNCHANGED, Item, changes, counts, digest, shown
+from controlplane.flows.mm2 import CLUSTER_FIELD_OF, Lines, client_key, messages, property_of
+from controlplane.flows.mm2diff import CHANGED, CREATED, OUTCOMES, UNCHANGED, Item, changes, counts, digest, shown
 from controlplane.flows.models import Flow
 from replication.config import PROPERTIES, ClusterConfig, ConfigError, FlowConfig
 from replication.mm2 import cycles
@@ -74,12 +74,10 @@ class ImportResult:
 
     def audited(self) -> dict[str, Any]:
         """The import's audit record: the names of the clusters and flows by outcome, never a value."""
-        return {
-            f"{kind}s": {
-                o: [i.name for i in self.items if (i.kind, i.outcome) == (kind, o)] for o in self.counts[kind + "s"]
-            }
-            for kind in ("cluster", "flow")
-        }
+        names: dict[str, dict[str, list[str]]] = {kind: {o: [] for o in OUTCOMES} for kind in ("clusters", "flows")}
+        for item in self.items:
+            names[f"{item.kind}s"][item.outcome].append(item.name)
+        return names
 
 
 def seconds_until_import_allowed(actor: Any) -> int:
@@ -111,7 +109,7 @@ def import_properties(text: str, actor: Any, *, dry_run: bool = False, expect: s
     """
     errors: list[ConfigError] = []  # a malformed line's error is named after it: `line 7`
     props = parse_properties(text, errors)
-    lines = _Lines(property_lines(text, []))
+    lines = Lines(property_lines(text, []))
     named: dict[str, ClusterConfig] = {}
     try:
         configs = load_flows(props, errors, named)
@@ -370,36 +368,3 @@ def _flow_data(config: FlowConfig) -> dict[str, Any]:
         value = getattr(config, name)
         data[name] = list(value) if prop.kind == "list" else dict(value) if prop.kind == "map" else value
     return data
-
-
-class _Lines:
-    """Which line of the file each problem is about: its property's, else the first line of its flow or cluster."""
-
-    def __init__(self, lines: dict[str, int]) -> None:
-        self._of = lines
-        self._first: dict[str, int] = {}
-        for key, number in lines.items():
-            for end in (i for i, char in enumerate(key) if char == "."):
-                self._first[key[:end]] = min(number, self._first.get(key[:end], number))
-
-    def located(self, problems: list[tuple[str, str]]) -> list[str]:
-        numbered = sorted(
-            ((self._line(name), name, reason) for name, reason in problems),
-            key=lambda item: (item[0] is None, item[0] or 0),
-        )
-        return [
-            f"{name}: {reason}" if n is None or name == f"line {n}" else f"line {n}: {name}: {reason}"
-            for n, name, reason in numbered
-        ]
-
-    def _line(self, name: str) -> int | None:
-        if name.startswith("line ") and name[5:].isdigit():  # a malformed line, which has no property name
-            return int(name[5:])
-        if name in self._of:
-            return self._of[name]
-        _, arrow, rest = name.partition("->")
-        if arrow:  # a property set for every flow: `topics` rather than `a->b.topics`
-            for end in (i for i, char in enumerate(rest) if char == "."):
-                if rest[end + 1 :] in self._of:
-                    return self._of[rest[end + 1 :]]
-        return self._first.get(name)
