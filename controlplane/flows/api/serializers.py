@@ -113,12 +113,12 @@ class ImportQuerySerializer(serializers.Serializer[dict[str, Any]]):
 
 class ImportChangeSerializer(serializers.Serializer[dict[str, Any]]):
     property = serializers.CharField(help_text="as a properties file names it: bootstrap.servers, tasks.max, ...")
-    old = serializers.JSONField(allow_null=True, help_text="null for a new row; a credential shows as (set)")
-    new = serializers.JSONField(allow_null=True, help_text="a credential shows as (set) or (changed)")
+    old = serializers.JSONField(read_only=True, help_text="null for a new row; a credential shows as (set)")
+    new = serializers.JSONField(read_only=True, help_text="a credential shows as (set) or (changed)")
 
 
 class ImportItemSerializer(serializers.Serializer[Any]):
-    kind = serializers.ChoiceField(choices=["cluster", "flow"])
+    kind = serializers.CharField(help_text="cluster or flow")
     name = serializers.CharField(help_text="the cluster's alias, or the flow's source->target")
     outcome = serializers.ChoiceField(choices=list(OUTCOMES))
     changes = ImportChangeSerializer(many=True, help_text="a new row's settings, or a changed one's differences")
