@@ -57,7 +57,7 @@ def test_an_mm2_file_creates_its_clusters_and_flow_and_a_bad_one_saves_nothing(
     expect(page.locator("#result .alert.ok")).to_have_text(
         "Imported 2 clusters: 2 created, 0 changed, 0 unchanged; 1 flow: 1 created, 0 changed, 0 unchanged."
     )
-    expect(page.locator('#result tr[data-item^="cluster:"] td.mono')).to_have_text(["imp-west", "imp-east"])
+    expect(page.locator('#result tr[data-item^="cluster:"] .mono')).to_have_text(["imp-west", "imp-east"])
     flow = Flow.objects.select_related("source", "target").get()
     expect(page.get_by_role("link", name="imp-west->imp-east")).to_have_attribute("href", f"/flows/{flow.pk}/")
     shoot(page, "flow-import")

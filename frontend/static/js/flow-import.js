@@ -45,8 +45,12 @@ function itemRow(item, links) {
   return el(
     "tr",
     { "data-item": `${item.kind}:${item.name}`, "data-outcome": item.outcome },
-    el("td", {}, item.kind),
-    el("td", { class: "mono nowrap" }, href ? el("a", { href }, item.name) : item.name),
+    el(
+      "td",
+      {},
+      el("span", { class: "muted" }, `${item.kind} `),
+      el("span", { class: "mono" }, href ? el("a", { href }, item.name) : item.name),
+    ),
     el("td", {}, badge(OUTCOME_BADGE[item.outcome], item.outcome)),
     el("td", {}, changeList(item)),
   );
@@ -64,7 +68,7 @@ function render(answer, kind, headline, after = "") {
       "div",
       { class: "scroll" },
       table(
-        ["Kind", "Name", "Outcome", "Settings (old → new)"],
+        ["Cluster or flow", "Outcome", "Settings (old → new)"],
         answer.items.map((item) => itemRow(item, links)),
       ),
     ),
