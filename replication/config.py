@@ -265,10 +265,11 @@ def validate_flow(flow: FlowConfig) -> None:
         if not cluster.client.get("bootstrap.servers"):
             raise ConfigError(f"{cluster.alias}.bootstrap.servers", f"missing for the {alias} cluster")
     for prop in PROPERTIES.values():
-        _check(prop, getattr(flow, prop.field))
+        check_value(prop, getattr(flow, prop.field))
 
 
-def _check(prop: Property, value: Any) -> None:
+def check_value(prop: Property, value: Any) -> None:
+    """Raise ConfigError naming ``prop`` when ``value`` breaks its own rule (regexes, choices, bounds)."""
     if prop.kind == "list":
         compile_patterns(prop.name, value)
     elif prop.choices and value not in prop.choices:

@@ -39,6 +39,16 @@ def record_created(actor: AbstractBaseUser | AnonymousUser | None, action: str, 
     AuditRecord.objects.bulk_create([_unsaved(actor, action, obj, None, snapshot(obj)) for obj in objs])
 
 
+def record_updated(
+    actor: AbstractBaseUser | AnonymousUser | None,
+    action: str,
+    changed: Iterable[tuple[models.Model, dict[str, Any]]],
+) -> None:
+    """One ``action`` record per saved object with its snapshot before the change (``snapshot``, taken by the
+    caller) and after, in one bulk insert."""
+    AuditRecord.objects.bulk_create([_unsaved(actor, action, obj, before, snapshot(obj)) for obj, before in changed])
+
+
 def _unsaved(
     actor: AbstractBaseUser | AnonymousUser | None,
     action: str,

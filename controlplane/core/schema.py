@@ -1,6 +1,7 @@
 """The API's refusals in its OpenAPI schema, documented once for every operation.
 
-DRF refuses the same way on every view: 400 with the fields and their reasons, 401/403 for credentials or a role,
+DRF refuses the same way on every view: 400 with the fields and their reasons (on every write, an unknown field:
+``core.serializers.StrictInput``), 401/403 for credentials or a role,
 404 for an object that does not exist, 415 for a body of a type the view does not read, 429 when throttled.
 ``document_errors`` (a drf-spectacular postprocessing hook) adds those answers to each operation that can give
 them, with their bodies as the ``Error`` and ``FieldErrors`` components, so a view documents only the answers of
@@ -38,6 +39,7 @@ COMPONENTS: dict[str, Schema] = {
         "minProperties": 1,
     },
 }
+WRITES = ("post", "put", "patch")
 DESCRIPTIONS = {
     "400": "Bad input: the fields named, with their reasons.",
     "401": "No credentials, or invalid ones.",
@@ -58,7 +60,7 @@ def document_errors(result: Schema, generator: Any, request: Request | None, pub
     for path, operations in result["paths"].items():
         for method, operation in operations.items():
             responses = operation["responses"]
-            for status in refusals(operation, views.get((path, method)), request):
+            for status in refusals(method, operation, views.get((path, method)), request):
                 responses.setdefault(status, {"description": DESCRIPTIONS[status]})
             for status, response in responses.items():
                 if status.startswith("4") and "content" not in response:
@@ -67,15 +69,17 @@ def document_errors(result: Schema, generator: Any, request: Request | None, pub
     return result
 
 
-def refusals(operation: Schema, view: APIView | None, request: Request | None) -> set[str]:
+def refusals(method: str, operation: Schema, view: APIView | None, request: Request | None) -> set[str]:
     """The status codes DRF may answer ``operation`` with, besides the view's own answers."""
     found = set()
     where = {parameter["in"] for parameter in operation.get("parameters", [])}
-    if "requestBody" in operation or "query" in where:
+    # A write reads its body even when it takes no field: any field sent is an unknown one (core.serializers).
+    body = "requestBody" in operation or method in WRITES
+    if body or "query" in where:
         found.add("400")  # a field or a query parameter refused; also a NUL byte anywhere (core.middleware)
     if "path" in where:
         found.add("404")
-    if "requestBody" in operation:
+    if body:
         found.add("415")
     if view is None:
         return found

@@ -58,3 +58,36 @@ def _flatten(problems: Any) -> list[str]:
     if isinstance(problems, list):
         return [message for nested in problems for message in _flatten(nested)]
     return [str(problems)]
+
+
+class Lines:
+    """Which line of the file each problem is about: its property's, else the first line of its flow or cluster."""
+
+    def __init__(self, lines: dict[str, int]) -> None:
+        self._of = lines
+        self._first: dict[str, int] = {}
+        for key, number in lines.items():
+            for end in (i for i, char in enumerate(key) if char == "."):
+                self._first[key[:end]] = min(number, self._first.get(key[:end], number))
+
+    def located(self, problems: list[tuple[str, str]]) -> list[str]:
+        numbered = sorted(
+            ((self._line(name), name, reason) for name, reason in problems),
+            key=lambda item: (item[0] is None, item[0] or 0),
+        )
+        return [
+            f"{name}: {reason}" if n is None or name == f"line {n}" else f"line {n}: {name}: {reason}"
+            for n, name, reason in numbered
+        ]
+
+    def _line(self, name: str) -> int | None:
+        if name.startswith("line ") and name[5:].isdigit():  # a malformed line, which has no property name
+            return int(name[5:])
+        if name in self._of:
+            return self._of[name]
+        _, arrow, rest = name.partition("->")
+        if arrow:  # a property set for every flow: `topics` rather than `a->b.topics`
+            for end in (i for i, char in enumerate(rest) if char == "."):
+                if rest[end + 1 :] in self._of:
+                    return self._of[rest[end + 1 :]]
+        return self._first.get(name)

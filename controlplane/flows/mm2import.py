@@ -1,11 +1,15 @@
 """Importing a MirrorMaker 2 properties file: every row validated first, then all of them written at once.
 
 Parsing is replication.mm2.config's; this module maps its FlowConfigs to Cluster and Flow rows with the API
-serializers' own rules, so an import obeys exactly the rules of a POST. It reads the database a fixed number of
-times however long the file is (existing clusters, existing flows), checks every cluster and flow in memory,
-and reports every error at once, each with the line of the property it names
-(``line 12: us-west->us-east.topics: invalid regular expression ...``). Only then does it open a transaction,
-which holds nothing but bulk inserts: on SQLite other writers wait for milliseconds, not for the validation.
+serializers' own rules, so an import obeys exactly the rules of a POST or a PATCH. A cluster or flow of the file
+that exists is changed to the file's settings (a cluster only in the settings the file gives; its password is
+never compared or stored, see ``_Plan._existing``); each row is created, changed or unchanged (``mm2diff``).
+It reads the database a fixed number of times however long the file is (existing clusters, existing flows),
+checks every cluster and flow in memory, and reports every error at once, each with the line of the property it
+names (``line 12: us-west->us-east.topics: invalid regular expression ...``). A dry run stops there and answers
+what the import would do, with its digest; an import given that digest applies exactly that or nothing. Only then
+does it open a transaction, which holds nothing but bulk writes: on SQLite other writers wait for milliseconds,
+not for the validation.
 """
 
 from __future__ import annotations
@@ -22,12 +26,15 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.validators import UniqueValidator
 
 from controlplane.audit.models import AuditRecord
-from controlplane.audit.services import record, record_created
+from controlplane.audit.services import record, record_created, record_updated, snapshot
 from controlplane.clusters.api.serializers import ClusterSerializer
+from controlplane.clusters.choices import SASL_PROTOCOLS
 from controlplane.clusters.models import Cluster
 from controlplane.flows import validation
 from controlplane.flows.api.serializers import FlowSerializer
-from controlplane.flows.mm2 import CLUSTER_FIELD_OF, client_key, messages, property_of
+from controlplane.flows.defaults import flow_default
+from controlplane.flows.mm2 import CLUSTER_FIELD_OF, Lines, client_key, messages, property_of
+from controlplane.flows.mm2diff import CHANGED, CREATED, OUTCOMES, UNCHANGED, Item, changes, counts, digest, shown
 from controlplane.flows.models import Flow
 from replication.config import PROPERTIES, ClusterConfig, ConfigError, FlowConfig
 from replication.mm2 import cycles
@@ -41,6 +48,36 @@ FAILED_ACTION = "flow.import_failed"
 MAX_FAILED_IMPORTS = 10
 FAILED_IMPORTS_WINDOW = timedelta(minutes=10)
 FAILED_IMPORTS_LIMIT = f"at most {MAX_FAILED_IMPORTS} failed imports in {FAILED_IMPORTS_WINDOW.seconds // 60} minutes"
+PASSWORD_KEPT = "the stored password is kept: an import never compares or changes the password of a cluster that exists"
+# The fields an import may change in an existing row: all but its identity and creation time.
+CLUSTER_FIELDS = [f.name for f in Cluster._meta.concrete_fields if f.name not in ("id", "alias", "created_at")]
+FLOW_FIELDS = [*PROPERTIES, "updated_at"]
+
+
+class PreviewOutdated(Exception):
+    """The import would now do something other than the preview it was given showed."""
+
+
+@dataclass
+class ImportResult:
+    """What an import did, or, on a dry run, would do; ``clusters`` and ``flows`` are the saved rows."""
+
+    dry_run: bool
+    digest: str
+    items: list[Item]
+    clusters: list[Cluster]
+    flows: list[Flow]
+
+    @property
+    def counts(self) -> dict[str, dict[str, int]]:
+        return counts(self.items)
+
+    def audited(self) -> dict[str, Any]:
+        """The import's audit record: the names of the clusters and flows by outcome, never a value."""
+        names: dict[str, dict[str, list[str]]] = {kind: {o: [] for o in OUTCOMES} for kind in ("clusters", "flows")}
+        for item in self.items:
+            names[f"{item.kind}s"][item.outcome].append(item.name)
+        return names
 
 
 def seconds_until_import_allowed(actor: Any) -> int:
@@ -62,45 +99,55 @@ def record_failure(actor: Any, detail: Any) -> None:
     record(actor, FAILED_ACTION, None, after={"problems": problems})
 
 
-def import_properties(text: str, actor: Any) -> tuple[list[Cluster], list[Flow]]:
-    """Create the clusters and flows the file defines, all or nothing; an existing cluster whose settings other
-    than the password are the file's is reused, with its stored password.
+def import_properties(text: str, actor: Any, *, dry_run: bool = False, expect: str | None = None) -> ImportResult:
+    """Create or change the clusters and flows the file defines, all or nothing; or, on a ``dry_run``, only say
+    what would be done. With ``expect`` (a dry run's digest), PreviewOutdated unless the import would do exactly
+    what that dry run showed.
 
-    Each created row gets its own audit record, as if it had been POSTed by ``actor``. ValidationError
-    ``{"properties": [every problem, by line]}`` when anything is wrong, and then nothing is written.
+    Each created or changed row gets its own audit record, as if it had been POSTed or PATCHed by ``actor``.
+    ValidationError ``{"properties": [every problem, by line]}`` when anything is wrong, and then nothing is written.
     """
+    errors: list[ConfigError] = []  # a malformed line's error is named after it: `line 7`
+    props = parse_properties(text, errors)
+    lines = Lines(property_lines(text, []))
+    named: dict[str, ClusterConfig] = {}
     try:
-        lines = _Lines(property_lines(text))
-        props = parse_properties(text)
-    except ConfigError as exc:  # a malformed line: its message already says which
-        raise ValidationError({"properties": [str(exc)]}) from None
-    errors: list[ConfigError] = []
-    try:
-        configs = load_flows(props, errors)
+        configs = load_flows(props, errors, named)
     except ConfigError as exc:  # the `clusters` list itself
-        configs, errors = [], [exc]
-    plan = _Plan.of(configs)
+        configs, errors = [], [*errors, exc]
+    # A refused file: the clusters of its refused flows are checked too, so their errors are named in this answer.
+    plan = _Plan.of(configs, named if errors else {})
     # A bootstrap.servers the file's own rules refused is refused again by the cluster's: say it once.
     problems = list(dict.fromkeys([(exc.property_name, exc.reason) for exc in errors] + plan.problems))
     if not problems and not plan.flows:
         problems.append(("clusters", NO_FLOWS))
     if problems:
         raise ValidationError({"properties": lines.located(problems)})
+    fingerprint = digest(text, plan.items)
+    if expect is not None and expect != fingerprint:
+        raise PreviewOutdated("the import would now differ from the preview: preview the file again")
+    if dry_run:
+        return ImportResult(True, fingerprint, plan.items, [], [])
     try:
         with transaction.atomic():
             plan.write(actor)
     except IntegrityError:  # a concurrent request created one of these clusters or flows since the validation
         raise ValidationError({"properties": ["a cluster or flow of this file was created meanwhile; retry"]}) from None
-    return plan.clusters, plan.flows
+    return ImportResult(False, fingerprint, plan.items, plan.clusters, plan.flows)
 
 
 @dataclass
 class _Plan:
-    """The rows an import would write, or the problems (property as written, message) that stop it."""
+    """The rows an import would write and what it does to each, or the problems (property as written, message)
+    that stop it."""
 
     clusters: list[Cluster] = field(default_factory=list)
     new_clusters: list[Cluster] = field(default_factory=list)
+    changed_clusters: list[tuple[Cluster, dict[str, Any]]] = field(default_factory=list)  # with its snapshot before
     flows: list[Flow] = field(default_factory=list)
+    new_flows: list[Flow] = field(default_factory=list)
+    changed_flows: list[tuple[Flow, dict[str, Any]]] = field(default_factory=list)
+    items: list[Item] = field(default_factory=list)
     problems: list[tuple[str, str]] = field(default_factory=list)
     # One serializer of each kind validates every row: DRF builds a serializer's fields per instance, which cost
     # more than the validation itself (3 of 4 ms per flow).
@@ -113,27 +160,49 @@ class _Plan:
         return self._flows
 
     @classmethod
-    def of(cls, configs: list[FlowConfig]) -> _Plan:
-        plan = cls()
+    def of(cls, configs: list[FlowConfig], also_check: dict[str, ClusterConfig]) -> _Plan:
+        """The plan of ``configs``; the clusters of ``also_check`` that no config uses are checked, not planned."""
+        plan, probe = cls(), cls()
+        defined = {(config.source.alias, config.target.alias) for config in configs}
         wanted = _clusters_of(configs)
-        existing = {cluster.alias: cluster for cluster in Cluster.objects.filter(alias__in=list(wanted))}
+        aliases = list(wanted | also_check)
+        existing = {cluster.alias: cluster for cluster in Cluster.objects.filter(alias__in=aliases)}
         by_alias = {alias: plan._cluster(config, existing.get(alias)) for alias, config in wanted.items()}
-        known = {alias: cluster for alias, cluster in by_alias.items() if cluster is not None}
+        for alias, config in also_check.items():
+            if alias not in wanted:
+                probe._cluster(config, existing.get(alias))
+        plan.problems += probe.problems
+        # A flow of a refused cluster is still checked, against a stand-in, so that its own errors are named too.
+        known = {
+            alias: cluster or Cluster(alias=alias, bootstrap_servers=wanted[alias].client.get("bootstrap.servers", ""))
+            for alias, cluster in by_alias.items()
+        }
+        stored = Flow.objects.filter(source__alias__in=list(wanted), target__alias__in=list(wanted))
+        flows = {(f.source.alias, f.target.alias): f for f in stored.select_related("source", "target")}
         others = Flow.objects.values_list(
             "source__alias", "target__alias", "replication_policy_class", "replication_policy_separator"
         )
-        edges = [cycles.Edge(*row) for row in others]
-        graph, pairs = cycles.FlowGraph(edges), {(edge.source, edge.target) for edge in edges}
-        for config in configs:
-            if config.source.alias in known and config.target.alias in known:
-                plan._flow(config, known, graph, pairs)
+        # The file's flows replace their stored edges: a changed replication policy is checked for loops anew.
+        edges = [cycles.Edge(*row) for row in others if (row[0], row[1]) not in defined]
+        graph = cycles.FlowGraph(edges)
+        for flow in configs:
+            plan._flow(flow, known, graph, flows.get((flow.source.alias, flow.target.alias)))
         return plan
 
     def write(self, actor: Any) -> None:
+        now = timezone.now()
         Cluster.objects.bulk_create(self.new_clusters)
-        Flow.objects.bulk_create(self.flows)
+        for cluster, _ in self.changed_clusters:
+            cluster.updated_at = now  # bulk_update does not set auto_now fields
+        for flow, _ in self.changed_flows:
+            flow.updated_at = now
+        Cluster.objects.bulk_update([row for row, _ in self.changed_clusters], CLUSTER_FIELDS)
+        Flow.objects.bulk_create(self.new_flows)
+        Flow.objects.bulk_update([row for row, _ in self.changed_flows], FLOW_FIELDS)
         record_created(actor, "cluster.create", self.new_clusters)
-        record_created(actor, "flow.create", self.flows)
+        record_updated(actor, "cluster.update", self.changed_clusters)
+        record_created(actor, "flow.create", self.new_flows)
+        record_updated(actor, "flow.update", self.changed_flows)
 
     def _cluster(self, config: ClusterConfig, existing: Cluster | None) -> Cluster | None:
         unsupported = sorted(key for key in config.client if key not in CLUSTER_FIELD_OF)
@@ -145,25 +214,46 @@ class _Plan:
         data.update({CLUSTER_FIELD_OF[key]: value for key, value in config.client.items() if key in CLUSTER_FIELD_OF})
         if "security_protocol" in data:
             data["security_protocol"] = data["security_protocol"].upper()
-        cluster = self._reused(existing, data) if existing is not None else self._new(config.alias, data)
+        cluster = self._existing(existing, data) if existing is not None else self._new(config.alias, data)
         self.problems += problems
         if cluster is None or problems:
             return None
         self.clusters.append(cluster)
         return cluster
 
-    def _reused(self, cluster: Cluster, data: dict[str, Any]) -> Cluster | None:
-        """An existing cluster is reused when the file agrees with its settings other than the password.
+    def _existing(self, cluster: Cluster, data: dict[str, Any]) -> Cluster | None:
+        """An existing cluster takes the settings the file gives, as a PATCH would, but for the password.
 
         The file's password is never compared with the stored one, nor stored: an answer that depended on it
         would tell whoever may import whether a guessed password is right. The stored password is left alone
-        (an admin changes it through the cluster API, which audits the change).
+        (an admin changes it through the cluster API, which audits the change), so a change that would clear it
+        (a new bootstrap.servers, security.protocol, sasl.mechanism or ssl.ca.pem of a SASL cluster) is refused.
         """
-        stored = {name: getattr(cluster, name) for name in data if name != "sasl_password"}
         given = {name: value for name, value in data.items() if name != "sasl_password"}
-        if stored != given:
-            self.problems.append((cluster.alias, "a cluster with this alias exists with other settings"))
+        checker = self._cluster_checker
+        checker.instance, checker.partial = cluster, True
+        try:
+            values = dict(checker.run_validation(given))
+        except ValidationError as exc:
+            self.problems += messages(_as_dict(exc.detail), lambda name: f"{cluster.alias}.{client_key(name)}")
             return None
+        finally:
+            checker.instance, checker.partial = None, False
+        values.pop("sasl_password", None)  # validate() blanks the SASL settings of a protocol without SASL
+        diff = changes({name: getattr(cluster, name) for name in values}, values, client_key)
+        route = cluster.route_changes(values)
+        if route and cluster.has_sasl_password:
+            if values.get("security_protocol", cluster.security_protocol) in SASL_PROTOCOLS:
+                why = "a change here clears the stored sasl.password, which an import never sets: change this "
+                self.problems.append((f"{cluster.alias}.{client_key(route[0])}", why + "cluster in its form"))
+                return None
+            diff.append(shown("sasl.password", True, None))
+        notes = [PASSWORD_KEPT] if data.get("sasl_password") not in (None, "", REDACTED) else []
+        self.items.append(Item("cluster", cluster.alias, CHANGED if diff else UNCHANGED, diff, notes))
+        if diff:
+            before = snapshot(cluster)
+            cluster.apply(values)
+            self.changed_clusters.append((cluster, before))
         return cluster
 
     def _new(self, alias: str, data: dict[str, Any]) -> Cluster | None:
@@ -175,6 +265,8 @@ class _Plan:
         except ValidationError as exc:
             self.problems += messages(_as_dict(exc.detail), lambda name: f"{alias}.{client_key(name)}")
             return None
+        given = {name: value for name, value in values.items() if name != "alias" and value}
+        self.items.append(Item("cluster", alias, CREATED, changes(None, given, client_key)))
         password = values.pop("sasl_password", "")
         cluster = Cluster(**values)
         cluster.sasl_password = password
@@ -182,25 +274,39 @@ class _Plan:
         return cluster
 
     def _flow(
-        self, config: FlowConfig, clusters: dict[str, Cluster], graph: cycles.FlowGraph, pairs: set[tuple[str, str]]
+        self, config: FlowConfig, clusters: dict[str, Cluster], graph: cycles.FlowGraph, stored: Flow | None
     ) -> None:
         try:
-            flow = Flow(**self._flow_checker(clusters).run_validation(_flow_data(config)))
+            values = self._flow_checker(clusters).run_validation(_flow_data(config))
         except ValidationError as exc:
             self.problems += messages(_as_dict(exc.detail), lambda name: f"{config.name}.{property_of(name)}")
             return
         edge = cycles.Edge(
-            config.source.alias, config.target.alias, flow.replication_policy_class, flow.replication_policy_separator
+            config.source.alias,
+            config.target.alias,
+            values["replication_policy_class"],
+            values["replication_policy_separator"],
         )
-        if (edge.source, edge.target) in pairs:
-            self.problems.append((config.name, f"a flow {config.name} already exists"))
-            return
         loop = graph.loop_of(edge)
         if loop is not None:
             self.problems.append((config.name, validation.loop_message(loop)))
             return
         graph.add(edge)
-        pairs.add((edge.source, edge.target))
+        properties = {name: values[name] for name in PROPERTIES}
+        if stored is None:
+            flow = Flow(**values)
+            given = {name: value for name, value in properties.items() if not _is_default(name, value)}
+            self.items.append(Item("flow", config.name, CREATED, changes(None, given, property_of)))
+            self.new_flows.append(flow)
+        else:
+            flow = stored
+            diff = changes({name: getattr(stored, name) for name in PROPERTIES}, properties, property_of)
+            self.items.append(Item("flow", config.name, CHANGED if diff else UNCHANGED, diff))
+            if diff:
+                before = snapshot(stored)
+                for name, value in properties.items():
+                    setattr(stored, name, value)
+                self.changed_flows.append((stored, before))
         self.flows.append(flow)
 
 
@@ -242,6 +348,11 @@ def _as_dict(detail: Any) -> dict[str, Any]:
     return dict(detail) if isinstance(detail, dict) else {"non_field_errors": detail}
 
 
+def _is_default(name: str, value: Any) -> bool:
+    default = flow_default(name)
+    return bool(value == (list(default) if isinstance(default, tuple) else default))
+
+
 def _clusters_of(configs: list[FlowConfig]) -> dict[str, ClusterConfig]:
     clusters: dict[str, ClusterConfig] = {}
     for config in configs:
@@ -257,31 +368,3 @@ def _flow_data(config: FlowConfig) -> dict[str, Any]:
         value = getattr(config, name)
         data[name] = list(value) if prop.kind == "list" else dict(value) if prop.kind == "map" else value
     return data
-
-
-class _Lines:
-    """Which line of the file each problem is about: its property's, else the first line of its flow or cluster."""
-
-    def __init__(self, lines: dict[str, int]) -> None:
-        self._of = lines
-        self._first: dict[str, int] = {}
-        for key, number in lines.items():
-            for end in (i for i, char in enumerate(key) if char == "."):
-                self._first[key[:end]] = min(number, self._first.get(key[:end], number))
-
-    def located(self, problems: list[tuple[str, str]]) -> list[str]:
-        numbered = sorted(
-            ((self._line(name), name, reason) for name, reason in problems),
-            key=lambda item: (item[0] is None, item[0] or 0),
-        )
-        return [f"{'' if n is None else f'line {n}: '}{name}: {reason}" for n, name, reason in numbered]
-
-    def _line(self, name: str) -> int | None:
-        if name in self._of:
-            return self._of[name]
-        _, arrow, rest = name.partition("->")
-        if arrow:  # a property set for every flow: `topics` rather than `a->b.topics`
-            for end in (i for i, char in enumerate(rest) if char == "."):
-                if rest[end + 1 :] in self._of:
-                    return self._of[rest[end + 1 :]]
-        return self._first.get(name)

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from os import PathLike
 from typing import Any
 
-from replication.config import PROPERTIES, ClusterConfig, ConfigError, FlowConfig, Property
+from replication.config import PROPERTIES, ClusterConfig, ConfigError, FlowConfig, Property, check_value
 from replication.kafka.clients import settings_error
 from replication.mm2 import hosts
 from replication.mm2.properties import parse_properties, property_line
@@ -83,11 +83,16 @@ class _Scope:
     mentioned: bool = False  # by a property other than `enabled`
 
 
-def load_flows(props: Mapping[str, str], errors: list[ConfigError] | None = None) -> list[FlowConfig]:
+def load_flows(
+    props: Mapping[str, str],
+    errors: list[ConfigError] | None = None,
+    named: dict[str, ClusterConfig] | None = None,
+) -> list[FlowConfig]:
     """The flows a MirrorMaker 2 properties file defines, in the order the file first mentions them.
 
     Without ``errors`` the first ConfigError is raised; with it, every error is appended there (one per property,
-    per cluster's client settings and per flow) and only the flows without errors are returned.
+    per cluster's client settings and per flow) and only the flows without errors are returned. ``named``, when
+    given, gets every cluster a flow key of the file names, the refused flows' too, so a caller can check them all.
     """
     aliases = _cluster_aliases(props.get("clusters", ""))
     everywhere, clusters = _Scope(), {alias: _Scope() for alias in aliases}
@@ -107,8 +112,10 @@ def load_flows(props: Mapping[str, str], errors: list[ConfigError] | None = None
             _check_bootstrap(alias, cluster.client)
     built: list[FlowConfig] = []
     for (source, target), flow in flows.items():
+        if named is not None:
+            named.update({alias: ClusterConfig(alias, dict(clusters[alias].client)) for alias in (source, target)})
         with _reporting(errors):
-            config = _build_flow(source, target, flow, everywhere, clusters)
+            config = _build_flow(source, target, flow, everywhere, clusters, errors)
             built += [config] if config is not None else []
     return built
 
@@ -189,15 +196,35 @@ def _add(scope: _Scope, key: str, name: str, value: str, kind: str) -> None:
 
 
 def _build_flow(
-    source: str, target: str, flow: _Scope, everywhere: _Scope, clusters: dict[str, _Scope]
+    source: str,
+    target: str,
+    flow: _Scope,
+    everywhere: _Scope,
+    clusters: dict[str, _Scope],
+    errors: list[ConfigError] | None = None,
 ) -> FlowConfig | None:
+    """The flow's FlowConfig. Collecting ``errors``, each wrong property of the flow is one error there (and the
+    flow is None), not only the first: a file is fixed in one pass."""
     enabled = "enabled" in flow.props and _convert("enabled", *flow.props["enabled"])
     if not enabled and not flow.mentioned:
         return None
-    _check_client(f"{source}->{target}.producer.", flow.producer)
-    _check_client(f"{source}->{target}.consumer.", flow.consumer)
+    found: list[ConfigError] = []
+    with _reporting(found if errors is not None else None):
+        _check_client(f"{source}->{target}.producer.", flow.producer)
+    with _reporting(found if errors is not None else None):
+        _check_client(f"{source}->{target}.consumer.", flow.consumer)
     merged = {**everywhere.props, **flow.props}  # the flow's own setting wins
-    fields = {_NAMED[name].field: _convert(name, key, raw) for name, (key, raw) in merged.items()}
+    fields = {}
+    for name, (key, raw) in merged.items():
+        with _reporting(found if errors is not None else None):
+            fields[_NAMED[name].field] = _convert(name, key, raw)
+    if errors is not None:  # FlowConfig would name only the first property that is wrong
+        for field, value in fields.items():
+            with _reporting(found):
+                check_value(PROPERTIES[field], value)
+    if errors is not None and found:
+        errors += [_as_written(exc, merged) for exc in found]
+        return None
     try:
         return FlowConfig(
             **{**fields, "enabled": enabled},
@@ -207,11 +234,15 @@ def _build_flow(
             consumer_overrides={**clusters[source].consumer, **flow.consumer},
         )
     except ConfigError as exc:
-        # FlowConfig names the property canonically (`topics`); name it as the file wrote it (`a->b.topics`),
-        # or two flows of one file could not be told apart.
-        if exc.property_name not in merged:
-            raise
-        raise ConfigError(merged[exc.property_name][0], exc.reason) from None
+        raise _as_written(exc, merged) from None
+
+
+def _as_written(exc: ConfigError, merged: Mapping[str, tuple[str, str]]) -> ConfigError:
+    """FlowConfig names a property canonically (`topics`); name it as the file wrote it (`a->b.topics`), or two
+    flows of one file could not be told apart."""
+    if exc.property_name not in merged:
+        return exc
+    return ConfigError(merged[exc.property_name][0], exc.reason)
 
 
 def _convert(name: str, key: str, raw: str) -> Any:
@@ -261,7 +292,7 @@ def dump_flows(flows: Sequence[FlowConfig], redact: bool = False) -> str:
     clusters = _clusters_of(flows)
     lines = ["# Mirrorplane flows in MirrorMaker 2 properties format", _line("clusters", ", ".join(clusters))]
     for alias, cluster in clusters.items():
-        lines += [_line(f"{alias}.{key}", value, redact and _is_secret(key)) for key, value in cluster.client.items()]
+        lines += [_line(f"{alias}.{key}", value, redact and is_secret(key)) for key, value in cluster.client.items()]
     for flow in flows:
         lines += ["", *_flow_lines(flow, redact)]
     return "\n".join(lines) + "\n"
@@ -289,7 +320,7 @@ def _flow_lines(flow: FlowConfig, redact: bool) -> list[str]:
         if name == "enabled" or value != prop.default or (name == "topics" and not flow.enabled):
             lines.append(_line(prefix + name, _format(prefix + name, value)))
     for kind, overrides in (("producer", flow.producer_overrides), ("consumer", flow.consumer_overrides)):
-        lines += [_line(f"{prefix}{kind}.{k}", v, redact and _is_secret(k)) for k, v in overrides.items()]
+        lines += [_line(f"{prefix}{kind}.{k}", v, redact and is_secret(k)) for k, v in overrides.items()]
     return lines
 
 
@@ -305,7 +336,8 @@ def _format(key: str, value: Any) -> str:
     return str(value)
 
 
-def _is_secret(setting: str) -> bool:
+def is_secret(setting: str) -> bool:
+    """Whether a client setting holds a credential (a password, a key, a JAAS config): never shown."""
     return any(marker in setting.lower() for marker in _SECRET_MARKERS)
 
 

@@ -13,18 +13,22 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _WHITESPACE = " \t\f"
 
 
-def parse_properties(text: str) -> dict[str, str]:
+def parse_properties(text: str, errors: list[ConfigError] | None = None) -> dict[str, str]:
     """Java .properties semantics (separators `=`, `:` or whitespace, `#`/`!` comments, `\\` escapes and line
-    continuation), with values also trimmed on the right. Duplicate keys: the last one wins."""
-    return {key: value for _, key, value in _entries(text)}
+    continuation), with values also trimmed on the right. Duplicate keys: the last one wins.
+
+    A malformed line raises ConfigError naming it; with ``errors``, it is appended there instead and the other
+    lines are read (after a malformed ``\\u`` escape none can be: the reader stops there)."""
+    return {key: value for _, key, value in _entries(text, errors)}
 
 
-def property_lines(text: str) -> dict[str, int]:
-    """The line number of each property (of its last occurrence, the one that wins), to point errors at."""
-    return {key: number for number, key, _ in _entries(text)}
+def property_lines(text: str, errors: list[ConfigError] | None = None) -> dict[str, int]:
+    """The line number of each property (of its last occurrence, the one that wins), to point errors at;
+    ``errors`` as parse_properties'."""
+    return {key: number for number, key, _ in _entries(text, errors)}
 
 
-def _entries(text: str) -> Iterator[tuple[int, str, str]]:
+def _entries(text: str, errors: list[ConfigError] | None = None) -> Iterator[tuple[int, str, str]]:
     """(line number, key, value) of each property; javaproperties reads them, and each element's source text
     (comments and blank lines included) counts the lines."""
     number = 1
@@ -33,14 +37,20 @@ def _entries(text: str) -> Iterator[tuple[int, str, str]]:
         try:
             element = next(elements, None)
         except javaproperties.InvalidUEscapeError as exc:
-            raise ConfigError(f"line {number}", "malformed \\uxxxx escape") from exc
+            if errors is None:
+                raise ConfigError(f"line {number}", "malformed \\uxxxx escape") from exc
+            errors.append(ConfigError(f"line {number}", "malformed \\uxxxx escape; the lines after it are not read"))
+            return
         if element is None:
             return
         if isinstance(element, javaproperties.KeyValue) and element.key:
             yield number, element.key, _trimmed(element)
         elif not isinstance(element, javaproperties.Comment) and element.source.strip(_WHITESPACE + "\r\n"):
             # `= value`, or a lone continuation backslash that Java would skip: a line with no name is a mistake
-            raise ConfigError(f"line {number}", "no property name before the value")
+            error = ConfigError(f"line {number}", "no property name before the value")
+            if errors is None:
+                raise error
+            errors.append(error)
         number += len(_LINE_BREAK.findall(element.source))
 
 

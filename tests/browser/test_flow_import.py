@@ -1,5 +1,6 @@
-"""The MM2 import page: a valid mm2.properties creates its clusters and flow, shown in the result; a bad file
-shows an error naming the property as written, and saves nothing at all."""
+"""The MM2 import page: a valid mm2.properties creates its clusters and flow, shown in the result; Preview shows
+what a changed file would do, old -> new, and Import then applies exactly that; a bad file shows every error
+naming the property as written, one per line, and saves nothing at all."""
 
 from __future__ import annotations
 
@@ -53,8 +54,10 @@ def test_an_mm2_file_creates_its_clusters_and_flow_and_a_bad_one_saves_nothing(
     page.wait_for_url(f"{live_server.url}/flows/import/")
 
     import_text(page, mm2_file(kafka_clusters, "imp-west", "imp-east"))
-    expect(page.locator("#result .alert.ok")).to_have_text("Imported 2 clusters and 1 flow.")
-    expect(page.locator("#imported-clusters li")).to_have_text(["imp-west", "imp-east"])
+    expect(page.locator("#result .alert.ok")).to_have_text(
+        "Imported 2 clusters: 2 created, 0 changed, 0 unchanged; 1 flow: 1 created, 0 changed, 0 unchanged."
+    )
+    expect(page.locator('#result tr[data-item^="cluster:"] .mono')).to_have_text(["imp-west", "imp-east"])
     flow = Flow.objects.select_related("source", "target").get()
     expect(page.get_by_role("link", name="imp-west->imp-east")).to_have_attribute("href", f"/flows/{flow.pk}/")
     shoot(page, "flow-import")
@@ -83,3 +86,63 @@ def test_an_mm2_file_creates_its_clusters_and_flow_and_a_bad_one_saves_nothing(
         expect(page.locator("#result")).to_have_text("Nothing was imported.")
         assert saved() == before, name
     shoot(page, "flow-import-error")
+
+
+def test_preview_shows_what_a_changed_file_would_do_and_import_applies_exactly_that(
+    page: Page, live_server: LiveServer, kafka_clusters: dict[str, str]
+) -> None:
+    make_user("ada", "admin")
+    log_in(page, live_server.url, "ada")
+    page.goto(f"{live_server.url}/flows/import/")
+    import_text(page, mm2_file(kafka_clusters, "imp-west", "imp-east"))
+    expect(page.locator("#result .alert.ok")).to_contain_text("Imported 2 clusters: 2 created")
+    before = saved()
+
+    changed = mm2_file(kafka_clusters, "imp-west", "imp-east", "imp-west->imp-east.tasks.max = 3").replace(
+        "orders.*, payments", "orders.*"
+    )
+    page.fill("#f-properties", changed)
+    page.get_by_role("button", name="Preview").click()
+    expect(page.locator("#result .alert.info")).to_contain_text(
+        "2 clusters: 0 created, 0 changed, 2 unchanged; 1 flow: 0 created, 1 changed, 0 unchanged."
+    )
+    row = page.locator('#result tr[data-item="flow:imp-west->imp-east"]')
+    expect(row).to_have_attribute("data-outcome", "changed")
+    expect(row.locator("ul.diff li")).to_have_text(["topics: orders.*, payments → orders.*", "tasks.max: 1 → 3"])
+    expect(page.locator('#result tr[data-item="cluster:imp-west"]')).to_have_attribute("data-outcome", "unchanged")
+    shoot(page, "flow-import-preview")
+    assert saved() == before  # a preview writes nothing
+
+    page.get_by_role("button", name="Import").click()
+    expect(page.locator("#result .alert.ok")).to_contain_text("1 flow: 0 created, 1 changed, 0 unchanged.")
+    flow = Flow.objects.get()
+    assert (flow.tasks_max, flow.topics) == (3, ["orders.*"])
+
+
+def test_every_error_of_a_file_is_listed_with_its_line(
+    page: Page, live_server: LiveServer, kafka_clusters: dict[str, str]
+) -> None:
+    make_user("ada", "admin")
+    log_in(page, live_server.url, "ada")
+    page.goto(f"{live_server.url}/flows/import/")
+    text = mm2_file(
+        kafka_clusters,
+        "new-west",
+        "new-east",
+        "new-west->new-east.tasks.max = many",
+        "new-west->new-east.emit.checkpoints.enabled = maybe",
+        "new-east.client.id = mm2",
+    )
+    page.fill("#f-properties", text)
+    page.get_by_role("button", name="Preview").click()
+    problems = page.locator('[data-errors-for="properties"] ul.problems li')
+    expect(problems).to_have_count(3)
+    expect(problems).to_have_text(
+        [
+            re.compile(r"^line 7: new-west->new-east\.tasks\.max: "),
+            re.compile(r"^line 8: new-west->new-east\.emit\.checkpoints\.enabled: "),
+            re.compile(r"^line 9: new-east\.client\.id: "),
+        ]
+    )
+    expect(page.locator("#result")).to_have_text("Nothing would be imported.")
+    assert not Cluster.objects.exists() and not Flow.objects.exists()

@@ -4,6 +4,7 @@ from django.conf import settings
 from rest_framework import serializers
 
 from controlplane.accounts.models import MAX_NAME_LENGTH, ApiToken
+from controlplane.core.serializers import StrictInput
 
 
 class ApiTokenSerializer(serializers.ModelSerializer[ApiToken]):
@@ -28,7 +29,7 @@ class IssuedTokenSerializer(ApiTokenSerializer):
         read_only_fields = fields
 
 
-class TokenRequestSerializer(serializers.Serializer[None]):
+class TokenRequestSerializer(StrictInput, serializers.Serializer[None]):
     """What a user asks for: an optional name and a life of at most MIRRORPLANE_TOKEN_TTL_HOURS."""
 
     name = serializers.CharField(required=False, allow_blank=True, max_length=MAX_NAME_LENGTH, default="")

@@ -13,6 +13,7 @@ from controlplane.alerts.services import outbound
 from controlplane.alerts.services.webhooks import origin
 from controlplane.clusters import crypto
 from controlplane.core.permissions import ADMIN, has_role
+from controlplane.core.serializers import StrictInput
 from replication.mm2 import hosts
 
 MAX_FOR_SECONDS = 7 * 24 * 3600
@@ -49,7 +50,7 @@ class AlertSerializer(serializers.ModelSerializer[Alert]):
         return f"/flows/{alert.flow_id}/" if alert.flow_id is not None else None
 
 
-class AlertRuleSerializer(serializers.ModelSerializer[AlertRule]):
+class AlertRuleSerializer(StrictInput, serializers.ModelSerializer[AlertRule]):
     class Meta:
         model = AlertRule
         fields = ["id", "kind", "flow", "threshold", "for_seconds", "enabled", "created_at", "updated_at"]
@@ -80,7 +81,7 @@ class AlertRuleSerializer(serializers.ModelSerializer[AlertRule]):
         return attrs
 
 
-class WebhookTargetSerializer(serializers.ModelSerializer[WebhookTarget]):
+class WebhookTargetSerializer(StrictInput, serializers.ModelSerializer[WebhookTarget]):
     """The URL is write-only: responses show only its scheme and host (``url_origin``), as it may carry a token.
     How the last delivery went (``last_status``, ``last_error``) is shown to admins only: what an internal host
     answers, or that nothing listens there, is not for every viewer."""

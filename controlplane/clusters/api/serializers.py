@@ -18,12 +18,13 @@ from controlplane.clusters.validators import (
     validate_certificate_pem,
     validate_key_pem,
 )
+from controlplane.core.serializers import StrictInput
 
 MAX_PEM_LENGTH = 65536
 MAX_SECRET_LENGTH = 1024
 
 
-class ClusterSerializer(serializers.ModelSerializer[Cluster]):
+class ClusterSerializer(StrictInput, serializers.ModelSerializer[Cluster]):
     sasl_password = serializers.CharField(
         write_only=True,
         required=False,

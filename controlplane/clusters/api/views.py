@@ -21,6 +21,7 @@ from controlplane.clusters.models import Cluster
 from controlplane.core.pagination import OptInLimitOffsetPagination
 from controlplane.core.permissions import ADMIN, has_role
 from controlplane.core.schema import FIELD_ERRORS
+from controlplane.core.serializers import NoInput
 from controlplane.jobs.api.views import START_RESPONSES, start
 
 SEARCH = OpenApiParameter(
@@ -69,6 +70,7 @@ class ClusterViewSet(AuditedModelViewSet[Cluster]):
     @action(detail=True, methods=["post"])
     def check(self, request: Request, pk: str | None = None) -> Response:
         """Connect to the cluster in a background job: its brokers and topic count, or the exact connection error."""
+        NoInput(data=request.data).is_valid(raise_exception=True)
         cluster = self.get_object()
         return start(jobs.CHECK, f"cluster.check:{cluster.pk}", jobs.saved_inputs(cluster), request)
 

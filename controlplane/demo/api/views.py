@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 
 from controlplane.audit.services import record
 from controlplane.core.permissions import IsOperator, IsViewer
+from controlplane.core.serializers import StrictInput
 from controlplane.demo.services import traffic as demo_traffic
 
 
@@ -36,7 +37,7 @@ class DemoTrafficSerializer(serializers.Serializer[dict[str, object]]):
     )
 
 
-class DemoTrafficSwitchSerializer(serializers.Serializer[dict[str, object]]):
+class DemoTrafficSwitchSerializer(StrictInput, serializers.Serializer[dict[str, object]]):
     paused = serializers.BooleanField()
     confirm_cluster = serializers.CharField(
         required=False,

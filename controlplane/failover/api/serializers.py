@@ -10,6 +10,7 @@ from rest_framework import serializers
 from controlplane.clusters.api.fields import ClusterAliasField
 from controlplane.core.fields import BoundedJSONField
 from controlplane.core.pagination import MAX_OFFSET
+from controlplane.core.serializers import StrictInput
 from controlplane.failover.api import results as r
 from controlplane.failover.choices import STEP_ORDER, JobState, Mode, Status, Step
 from controlplane.failover.models import Failover
@@ -22,7 +23,7 @@ MAX_GROUPS = 100
 MAX_GROUP_LENGTH = 255
 
 
-class PreflightSerializer(serializers.Serializer[dict[str, Any]]):
+class PreflightSerializer(StrictInput, serializers.Serializer[dict[str, Any]]):
     proceed = serializers.BooleanField(default=False, help_text="move on if nothing fails and warnings are acked")
     acknowledge = serializers.ListField(
         child=serializers.CharField(max_length=64),
@@ -32,19 +33,19 @@ class PreflightSerializer(serializers.Serializer[dict[str, Any]]):
     )
 
 
-class FenceSerializer(serializers.Serializer[dict[str, Any]]):
+class FenceSerializer(StrictInput, serializers.Serializer[dict[str, Any]]):
     confirmed = serializers.BooleanField(help_text="producers and consumers on the source have stopped")
 
 
-class ApplySerializer(serializers.Serializer[dict[str, Any]]):
+class ApplySerializer(StrictInput, serializers.Serializer[dict[str, Any]]):
     override_backwards = serializers.BooleanField(default=False, help_text="allow moving a committed offset back")
 
 
-class FailbackSerializer(serializers.Serializer[dict[str, Any]]):
+class FailbackSerializer(StrictInput, serializers.Serializer[dict[str, Any]]):
     set_up = serializers.BooleanField(default=True, help_text="create the flow back (target->source) if missing")
 
 
-class AbortSerializer(serializers.Serializer[dict[str, Any]]):
+class AbortSerializer(StrictInput, serializers.Serializer[dict[str, Any]]):
     reason = serializers.CharField(max_length=500, required=False, default="", allow_blank=True)
 
 
@@ -185,7 +186,7 @@ class StepJobSerializer(serializers.Serializer[Failover]):
         return dict(r.RESULT_SERIALIZERS[failover.job_step](entry.result).data)
 
 
-class FailoverSerializer(serializers.ModelSerializer[Failover]):
+class FailoverSerializer(StrictInput, serializers.ModelSerializer[Failover]):
     source = ClusterAliasField()
     target = ClusterAliasField()
     groups = serializers.ListField(
@@ -260,7 +261,7 @@ def _groups_in_flight(groups: list[str]) -> list[str]:
     return sorted(set(groups) & moving)
 
 
-class DrainThresholdSerializer(serializers.Serializer[dict[str, Any]]):
+class DrainThresholdSerializer(StrictInput, serializers.Serializer[dict[str, Any]]):
     drain_threshold = serializers.IntegerField(
         min_value=0, max_value=2**31 - 1, help_text="records of flow lag the drain waits for"
     )
@@ -272,10 +273,6 @@ class BusySerializer(serializers.Serializer[dict[str, Any]]):
 
     detail = serializers.CharField()
     job = StepJobSerializer()
-
-
-class EmptySerializer(serializers.Serializer[dict[str, Any]]):
-    """No inputs."""
 
 
 class GroupPickerQuerySerializer(serializers.Serializer[dict[str, Any]]):

@@ -24,6 +24,7 @@ from controlplane.audit.services import record
 from controlplane.clusters.browse import PageQuery
 from controlplane.core.pagination import OptInLimitOffsetPagination
 from controlplane.core.permissions import HasRole
+from controlplane.core.serializers import NoInput
 from controlplane.failover.api import serializers as s
 from controlplane.failover.choices import Status, Step
 from controlplane.failover.models import Failover
@@ -86,11 +87,11 @@ class FailoverViewSet(
     )
 
     preflight = _step("preflight", s.PreflightSerializer, "2. Run the checks; warnings named in acknowledge pass.")
-    drain = _step("drain", s.EmptySerializer, "3. Planned only: poll until the flow lag is at most the threshold.")
+    drain = _step("drain", NoInput, "3. Planned only: poll until the flow lag is at most the threshold.")
     fence = _step("fence", s.FenceSerializer, "4. Confirm the source's clients stopped; the wizard verifies it.")
-    checkpoint = _step("checkpoint", s.EmptySerializer, "5. Final checkpoint and the per-partition preview.")
+    checkpoint = _step("checkpoint", NoInput, "5. Final checkpoint and the per-partition preview.")
     apply = _step("apply", s.ApplySerializer, "6. Write the previewed offsets into the EMPTY target groups.")
-    verify = _step("verify", s.EmptySerializer, "7. Read the committed offsets back from the target.")
+    verify = _step("verify", NoInput, "7. Read the committed offsets back from the target.")
     failback = _step("failback", s.FailbackSerializer, "8. Set up the flow back and its translation.")
 
     def get_queryset(self) -> QuerySet[Failover]:

@@ -15,8 +15,9 @@ from rest_framework.utils.model_meta import FieldInfo
 from controlplane.clusters.api.fields import ClusterAliasField
 from controlplane.clusters.api.serializers import ClusterSerializer
 from controlplane.clusters.models import Cluster
-from controlplane.core.serializers import FastListSerializer
+from controlplane.core.serializers import FastListSerializer, StrictInput
 from controlplane.flows import validation
+from controlplane.flows.mm2diff import OUTCOMES
 from controlplane.flows.models import Flow
 from controlplane.flows.overrides import ALLOWED, override_errors
 from controlplane.flows.services import FACTS_FIELDS, FLOW_PROPERTY_FIELDS
@@ -35,7 +36,7 @@ def _extra_kwargs(name: str) -> dict[str, Any]:
     return kwargs | {key: value for key, value in bounds.items() if value is not None}
 
 
-class FlowSerializer(serializers.ModelSerializer[Flow]):
+class FlowSerializer(StrictInput, serializers.ModelSerializer[Flow]):
     source = ClusterAliasField()
     target = ClusterAliasField()
     name = serializers.CharField(read_only=True, help_text="MM2's flow name, source->target")
@@ -93,15 +94,58 @@ def _allowed(allowed: frozenset[str], overrides: dict[str, str]) -> None:
         raise serializers.ValidationError(errors)
 
 
-class PropertiesSerializer(serializers.Serializer[dict[str, Any]]):
+class PropertiesSerializer(StrictInput, serializers.Serializer[dict[str, Any]]):
     """A MirrorMaker 2 properties file (KIP-382), as text."""
 
     properties = serializers.CharField(max_length=1024 * 1024, trim_whitespace=False)
 
 
-class ImportResultSerializer(serializers.Serializer[dict[str, Any]]):
-    clusters = ClusterSerializer(many=True)
-    flows = FlowSerializer(many=True)
+class ImportQuerySerializer(serializers.Serializer[dict[str, Any]]):
+    dry_run = serializers.BooleanField(
+        required=False, default=False, help_text="only say what the import would do (200): nothing is written"
+    )
+    expect = serializers.RegexField(
+        r"^[0-9a-f]{64}$",
+        required=False,
+        help_text="a dry run's `digest`: apply exactly what that dry run showed, or nothing (409)",
+    )
+
+
+class ImportChangeSerializer(serializers.Serializer[dict[str, Any]]):
+    property = serializers.CharField(help_text="as a properties file names it: bootstrap.servers, tasks.max, ...")
+    old = serializers.JSONField(read_only=True, help_text="null for a new row; a credential shows as (set)")
+    new = serializers.JSONField(read_only=True, help_text="a credential shows as (set) or (changed)")
+
+
+class ImportItemSerializer(serializers.Serializer[Any]):
+    kind = serializers.CharField(help_text="cluster or flow")
+    name = serializers.CharField(help_text="the cluster's alias, or the flow's source->target")
+    outcome = serializers.ChoiceField(choices=list(OUTCOMES))
+    changes = ImportChangeSerializer(many=True, help_text="a new row's settings, or a changed one's differences")
+    notes = serializers.ListField(child=serializers.CharField(), help_text="what the file gives and is not used")
+
+
+class ImportCountsSerializer(serializers.Serializer[dict[str, int]]):
+    created = serializers.IntegerField()
+    changed = serializers.IntegerField()
+    unchanged = serializers.IntegerField()
+
+
+class ImportTotalsSerializer(serializers.Serializer[dict[str, Any]]):
+    clusters = ImportCountsSerializer()
+    flows = ImportCountsSerializer()
+
+
+class ImportResultSerializer(serializers.Serializer[Any]):
+    """What an import did, or on a dry run would do: every cluster and flow of the file, created, changed (each
+    property old -> new) or unchanged."""
+
+    dry_run = serializers.BooleanField()
+    digest = serializers.CharField(help_text="send it as ?expect= to apply exactly what this answer shows")
+    counts = ImportTotalsSerializer()
+    items = ImportItemSerializer(many=True, help_text="the clusters, then the flows, in the file's order")
+    clusters = ClusterSerializer(many=True, help_text="the file's clusters as saved; empty on a dry run")
+    flows = FlowSerializer(many=True, help_text="the file's flows as saved; empty on a dry run")
 
 
 class CheckpointsQuerySerializer(serializers.Serializer[dict[str, Any]]):

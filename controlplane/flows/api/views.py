@@ -16,10 +16,10 @@ from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from controlplane.audit.api.viewsets import AuditedModelViewSet
+from controlplane.audit.api.viewsets import AuditedModelViewSet, Conflict
 from controlplane.audit.services import snapshot
-from controlplane.clusters.api.serializers import ClusterSerializer
 from controlplane.core.pagination import LimitOffsetPagination100
+from controlplane.core.serializers import NoInput
 from controlplane.flows import mm2, mm2import, offsets, services
 from controlplane.flows.api.parsers import PlainTextParser
 from controlplane.flows.api.serializers import (
@@ -27,6 +27,7 @@ from controlplane.flows.api.serializers import (
     CheckpointsQuerySerializer,
     FlowSerializer,
     GroupQuerySerializer,
+    ImportQuerySerializer,
     ImportResultSerializer,
     PropertiesSerializer,
     TranslationSerializer,
@@ -103,35 +104,44 @@ class FlowViewSet(AuditedModelViewSet[Flow]):
 
     @extend_schema(
         request={"application/json": PropertiesSerializer, "text/plain": OpenApiTypes.STR},
+        parameters=[ImportQuerySerializer],
         responses={
+            200: OpenApiResponse(ImportResultSerializer, "a dry run: what the import would do; nothing written"),
             201: ImportResultSerializer,
-            400: OpenApiResponse(description="properties: what is wrong"),
+            400: OpenApiResponse(description="properties: every problem of the file, each with its line"),
+            409: OpenApiResponse(description="detail: the import would differ from the preview named by `expect`"),
             429: OpenApiResponse(description="detail: too many failed imports, and when to retry"),
         },
     )
     @action(detail=False, methods=["post"], url_path="import", parser_classes=[JSONParser, PlainTextParser])
     def import_(self, request: Request) -> Response:
-        """Create the clusters and flows of a MirrorMaker 2 properties file, all or nothing. A refused import is
+        """Create or change the clusters and flows of a MirrorMaker 2 properties file, all or nothing; with
+        `dry_run`, only say what would be created, changed (old -> new) or left unchanged. A refused import is
         audited, and a user's refused imports are limited (a 429 names the limit)."""
         wait = mm2import.seconds_until_import_allowed(request.user)
         if wait:
             raise Throttled(wait, detail=f"Too many failed imports: {mm2import.FAILED_IMPORTS_LIMIT} per user.")
+        query = self.query(ImportQuerySerializer)
         try:
             data = {"properties": request.data} if isinstance(request.data, str) else request.data
             serializer = PropertiesSerializer(data=data)
             serializer.is_valid(raise_exception=True)
-            clusters, flows = mm2import.import_properties(serializer.validated_data["properties"], request.user)
+            text = serializer.validated_data["properties"]
+            result = mm2import.import_properties(
+                text, request.user, dry_run=query["dry_run"], expect=query.get("expect")
+            )
         except (ParseError, ValidationError) as exc:
             mm2import.record_failure(request.user, exc.detail)
             raise
-        self.audit("import", None, after={"clusters": [c.alias for c in clusters], "flows": [f.name for f in flows]})
-        body: dict[str, Any] = {
-            "clusters": ClusterSerializer(clusters, many=True).data,
-            "flows": FlowSerializer(flows, many=True).data,
-        }
-        return Response(body, status=status.HTTP_201_CREATED)
+        except mm2import.PreviewOutdated as exc:
+            raise Conflict(str(exc)) from None
+        if not result.dry_run:
+            self.audit("import", None, after=result.audited())
+        answer = status.HTTP_200_OK if result.dry_run else status.HTTP_201_CREATED
+        return Response(ImportResultSerializer(result).data, status=answer)
 
     def _operate(self, name: str, operation: Any) -> Response:
+        NoInput(data=self.request.data).is_valid(raise_exception=True)
         flow = self.get_object()
         before = snapshot(flow)
         operation(flow)

@@ -6,6 +6,7 @@ from django.db import models
 from rest_framework import serializers
 
 from controlplane.core.fields import BoundedJSONField
+from controlplane.core.serializers import StrictInput
 from controlplane.reports import services
 from controlplane.reports.choices import ReportJob
 from controlplane.reports.models import Report
@@ -20,7 +21,7 @@ def _parameters_help() -> str:
     return f"the job's options by name (see docs/analytics.md for types, bounds and defaults); {'; '.join(jobs)}"
 
 
-class ReportSerializer(serializers.ModelSerializer[Report]):
+class ReportSerializer(StrictInput, serializers.ModelSerializer[Report]):
     # parameters: a form field's JSON string is parsed with the request's depth bound
     serializer_field_mapping = serializers.ModelSerializer.serializer_field_mapping | {
         models.JSONField: BoundedJSONField

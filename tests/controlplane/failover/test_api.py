@@ -48,8 +48,11 @@ def test_an_operator_plans_a_failover_that_waits_at_preflight(
 def test_the_plan_step_keeps_the_validated_plan_not_the_raw_request(
     api: Callable[[str | None], APIClient], flow: Flow
 ) -> None:
-    """Unknown fields are dropped; one holding a NUL byte would otherwise make Postgres refuse the JSON (a 500)."""
-    response = api("operator").post(URL, plan(extra={"x": "a\x00b"}), format="json")
+    """An unknown field is refused (one holding a NUL byte must not reach Postgres' JSON either, a 500)."""
+    refused = api("operator").post(URL, plan(extra={"x": "a\x00b"}), format="json")
+    assert (refused.status_code, refused.json()) == (400, {"extra": ["Unknown field."]})
+    assert not Failover.objects.exists()
+    response = api("operator").post(URL, plan(), format="json")
     assert response.status_code == 201, response.content
     stored = Failover.objects.get().steps["plan"]["inputs"]
     assert stored == {

@@ -155,13 +155,121 @@ def test_a_bad_file_gets_a_400_naming_the_property_and_saves_nothing(api: Api, t
     assert not AuditRecord.objects.filter(action__endswith=".create").exists()
 
 
+def rows() -> list[tuple[Any, ...]]:
+    """Every cluster and flow as stored, and the audit records: what an import may change."""
+    clusters = list(Cluster.objects.order_by("pk").values_list())
+    flows = list(Flow.objects.order_by("pk").values_list())
+    return [*clusters, *flows, (AuditRecord.objects.count(),)]
+
+
 @pytest.mark.django_db
-def test_import_refuses_an_existing_alias_with_other_settings(api: Api) -> None:
-    Cluster.objects.create(alias="us-west", bootstrap_servers="elsewhere:9092")
-    response = import_text(api, KIP_382)
+def test_a_reimport_counts_created_changed_and_unchanged_clusters_and_flows(api: Api) -> None:
+    assert import_text(api, ACTIVE_ACTIVE).status_code == 201
+    text = (
+        ACTIVE_ACTIVE.replace(
+            "backup.bootstrap.servers = 127.0.0.1:19094", "backup.bootstrap.servers = 127.0.0.1:29094"
+        )
+        .replace("us-west->us-east.topics = orders.*, payments", "us-west->us-east.topics = orders.*")
+        .replace("clusters = us-west, us-east, backup", "clusters = us-west, us-east, backup, dr")
+        + "dr.bootstrap.servers = 127.0.0.1:19095\nus-east->dr.enabled = true\n"
+    )
+    response = import_text(api, text)
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["counts"] == {
+        "clusters": {"created": 1, "changed": 1, "unchanged": 2},
+        "flows": {"created": 1, "changed": 1, "unchanged": 2},
+    }
+    outcomes = {(item["kind"], item["name"]): (item["outcome"], item["changes"]) for item in body["items"]}
+    assert outcomes[("cluster", "backup")] == (
+        "changed",
+        [{"property": "bootstrap.servers", "old": "127.0.0.1:19094", "new": "127.0.0.1:29094"}],
+    )
+    assert outcomes[("flow", "us-west->us-east")] == (
+        "changed",
+        [{"property": "topics", "old": ["orders.*", "payments"], "new": ["orders.*"]}],
+    )
+    assert outcomes[("cluster", "us-west")] == ("unchanged", [])
+    assert outcomes[("cluster", "dr")][0] == outcomes[("flow", "us-east->dr")][0] == "created"
+    assert Cluster.objects.get(alias="backup").bootstrap_servers == "127.0.0.1:29094"
+    assert Flow.objects.get(source__alias="us-west", target__alias="us-east").topics == ["orders.*"]
+    actions = AuditRecord.objects.filter(action__in=["cluster.update", "flow.update"]).values_list(
+        "action", "object_repr"
+    )
+    assert sorted(actions) == [("cluster.update", "backup"), ("flow.update", "us-west->us-east")]
+    audited = AuditRecord.objects.filter(action="flow.import").latest("at").after
+    assert audited["clusters"] == {"created": ["dr"], "changed": ["backup"], "unchanged": ["us-west", "us-east"]}
+
+
+@pytest.mark.django_db
+def test_a_dry_run_changes_nothing_and_its_digest_applies_exactly_what_it_showed(api: Api) -> None:
+    assert import_text(api, KIP_382).status_code == 201
+    text = KIP_382.replace("us-east.bootstrap.servers = host2:9092", "us-east.bootstrap.servers = host3:9092")
+    before = rows()
+    client = api("admin")
+
+    preview = client.post("/api/v1/flows/import/?dry_run=true", text, content_type="text/plain")
+
+    assert preview.status_code == 200, preview.content
+    body = preview.json()
+    assert (body["dry_run"], body["clusters"], body["flows"]) == (True, [], [])
+    assert body["counts"]["clusters"] == {"created": 0, "changed": 1, "unchanged": 1}
+    [east] = [item for item in body["items"] if item["name"] == "us-east"]
+    assert east["changes"] == [{"property": "bootstrap.servers", "old": "host2:9092", "new": "host3:9092"}]
+    assert rows() == before
+
+    Cluster.objects.filter(alias="us-west").update(bootstrap_servers="host9:9092")  # changed since the preview
+    url = f"/api/v1/flows/import/?expect={body['digest']}"
+    stale = client.post(url, text, content_type="text/plain")
+    assert stale.status_code == 409
+    assert "preview the file again" in stale.json()["detail"]
+    assert Cluster.objects.get(alias="us-east").bootstrap_servers == "host2:9092"
+
+    Cluster.objects.filter(alias="us-west").update(bootstrap_servers="host1:9092")
+    applied = client.post(url, text, content_type="text/plain")
+    assert applied.status_code == 201, applied.content
+    assert applied.json()["items"] == body["items"] and applied.json()["dry_run"] is False
+    assert Cluster.objects.get(alias="us-east").bootstrap_servers == "host3:9092"
+
+
+@pytest.mark.django_db
+def test_credentials_never_appear_in_the_diff_only_that_one_is_set(api: Api) -> None:
+    secret = "s3cr3t-of-the-file"
+    text = KIP_382.replace(
+        "us-east.bootstrap.servers = host2:9092\n",
+        "us-east.bootstrap.servers = host2:9092\nus-east.security.protocol = SASL_SSL\n"
+        f"us-east.sasl.mechanism = PLAIN\nus-east.sasl.username = bob\nus-east.sasl.password = {secret}\n",
+    )
+    for dry_run in ("true", "false"):
+        response = api("admin").post(f"/api/v1/flows/import/?dry_run={dry_run}", text, content_type="text/plain")
+        assert response.status_code in (200, 201), response.content
+        assert secret not in response.content.decode()
+        [east] = [item for item in response.json()["items"] if item["name"] == "us-east"]
+        assert {"property": "sasl.password", "old": None, "new": "(set)"} in east["changes"]
+    assert Cluster.objects.get(alias="us-east").sasl_password == secret
+
+
+@pytest.mark.django_db
+def test_a_file_with_three_errors_gets_all_three_with_their_lines(api: Api) -> None:
+    # Two in one flow, one in a cluster of that flow: each used to hide another.
+    text = KIP_382 + "us-west->us-east.tasks.max = many\nus-west->us-east.topics = (a\nus-east.client.id = x\n"
+    response = import_text(api, text)
     assert response.status_code == 400
-    assert response.json() == {"properties": ["line 3: us-west: a cluster with this alias exists with other settings"]}
-    assert Cluster.objects.count() == 1
+    assert [problem.split(": ")[:2] for problem in response.json()["properties"]] == [
+        ["line 13", "us-west->us-east.tasks.max"],
+        ["line 14", "us-west->us-east.topics"],
+        ["line 15", "us-east.client.id"],
+    ]
+    assert not Cluster.objects.exists() and not Flow.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_flow_of_a_refused_cluster_still_gets_its_own_errors(api: Api) -> None:
+    text = KIP_382 + "us-east.client.id = x\nus-west->us-east.producer.acks = 0\n"
+    response = import_text(api, text)
+    assert response.status_code == 400
+    named = [problem.split(": ")[1] for problem in response.json()["properties"]]
+    assert named == ["us-east.client.id", "us-west->us-east.producer"]
 
 
 @pytest.mark.django_db
@@ -239,4 +347,16 @@ def test_a_file_with_clusters_but_no_flow_is_a_400_not_an_empty_201(api: Api) ->
     response = import_text(api, KIP_382.replace("us-west->us-east.enabled = true\n", "").split("us-west->")[0])
     assert response.status_code == 400
     assert response.json() == {"properties": [f"line 2: clusters: {NO_FLOWS}"]}
+    assert not Cluster.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_line_without_a_name_is_one_error_among_the_others_in_line_order(api: Api) -> None:
+    text = KIP_382 + "= orphan value\nus-west->us-east.tasks.max = many\n"
+    response = import_text(api, text)
+    assert response.status_code == 400
+    assert response.json()["properties"] == [
+        "line 13: no property name before the value",
+        "line 14: us-west->us-east.tasks.max: expected an integer, got 'many'",
+    ]
     assert not Cluster.objects.exists()

@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 
 from controlplane.audit.models import AuditRecord
 from controlplane.clusters.models import Cluster
-from controlplane.flows.mm2import import FAILED_ACTION, FAILED_IMPORTS_WINDOW, MAX_FAILED_IMPORTS
+from controlplane.flows.mm2import import FAILED_ACTION, FAILED_IMPORTS_WINDOW, MAX_FAILED_IMPORTS, PASSWORD_KEPT
 from controlplane.flows.models import Flow
 from tests.controlplane.api.base import client_for, make_user
 
@@ -55,7 +55,10 @@ def import_text(client: APIClient, text: str) -> Any:
 
 def without_row_identity(body: dict[str, Any]) -> dict[str, Any]:
     drop = {"id", "created_at", "updated_at"}
-    return {kind: [{k: v for k, v in row.items() if k not in drop} for row in rows] for kind, rows in body.items()}
+    rows = {
+        kind: [{k: v for k, v in row.items() if k not in drop} for row in body[kind]] for kind in ("clusters", "flows")
+    }
+    return {**body, **rows, "digest": None}  # the digest is the file's: it differs with the password
 
 
 @pytest.mark.django_db
@@ -92,14 +95,36 @@ def test_a_right_and_a_wrong_password_get_the_same_import_and_the_stored_one_is_
 
 
 @pytest.mark.django_db
-def test_other_settings_than_the_password_still_refuse_an_existing_alias(api: Api) -> None:
-    sasl_cluster()
+def test_other_settings_than_the_password_change_an_existing_cluster_and_keep_its_password(api: Api) -> None:
+    cluster = sasl_cluster()
 
-    response = import_text(api("admin"), SASL_FILE.format(password=STORED).replace("alice", "bob"))
+    response = import_text(api("admin"), SASL_FILE.format(password=WRONG).replace("alice", "bob"))
+
+    assert response.status_code == 201, response.content
+    [west] = [item for item in response.json()["items"] if item["name"] == "us-west"]
+    assert (west["outcome"], west["changes"]) == (
+        "changed",
+        [{"property": "sasl.username", "old": "alice", "new": "bob"}],
+    )
+    assert west["notes"] == [PASSWORD_KEPT]
+    cluster.refresh_from_db()
+    assert (cluster.sasl_username, cluster.sasl_password) == ("bob", STORED)
+    records = json.dumps(list(AuditRecord.objects.values("action", "before", "after")))
+    assert STORED not in records and WRONG not in records and "cluster.update" in records
+
+
+@pytest.mark.django_db
+def test_a_change_that_would_clear_the_stored_password_is_refused(api: Api) -> None:
+    cluster = sasl_cluster()
+
+    response = import_text(api("admin"), SASL_FILE.format(password=WRONG).replace("host1:9092", "host9:9092"))
 
     assert response.status_code == 400
-    assert response.json() == {"properties": ["line 2: us-west: a cluster with this alias exists with other settings"]}
-    assert not Flow.objects.exists() and Cluster.objects.count() == 1
+    [problem] = response.json()["properties"]
+    assert problem.startswith("line 2: us-west.bootstrap.servers: a change here clears the stored sasl.password")
+    cluster.refresh_from_db()
+    assert (cluster.bootstrap_servers, cluster.sasl_password) == ("host1:9092", STORED)
+    assert not Flow.objects.exists()
 
 
 @pytest.mark.django_db

@@ -406,3 +406,21 @@ def test_load_file_reads_utf8(tmp_path: Path) -> None:
     path.write_text(KIP_PRIMARY_BACKUP + "primary->backup.topics = café\n", encoding="utf-8")
     (flow,) = load_file(path)
     assert flow.topics == ("café",)
+
+
+def test_collecting_errors_names_every_wrong_property_of_a_flow_not_only_the_first() -> None:
+    text = TWO_CLUSTERS + (
+        "us-west->us-east.enabled = true\n"
+        "us-west->us-east.tasks.max = two\n"
+        "us-west->us-east.topics = (unclosed\n"
+        "us-west->us-east.on.data.loss = ignore\n"
+        "us-west->us-east.producer.no.such = 1\n"
+    )
+    errors: list[ConfigError] = []
+    assert load_flows(parse_properties(text), errors) == []
+    assert sorted(error.property_name for error in errors) == [
+        "us-west->us-east.on.data.loss",
+        "us-west->us-east.producer.no.such",
+        "us-west->us-east.tasks.max",
+        "us-west->us-east.topics",
+    ]
