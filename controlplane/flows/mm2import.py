@@ -229,7 +229,12 @@ class _Plan:
         (an admin changes it through the cluster API, which audits the change), so a change that would clear it
         (a new bootstrap.servers, security.protocol, sasl.mechanism or ssl.ca.pem of a SASL cluster) is refused.
         """
-        given = {name: value for name, value in data.items() if name != "sasl_password"}
+        # An exported file's client key reads ********: the stored key is kept, as the password is.
+        given = {
+            name: value
+            for name, value in data.items()
+            if name != "sasl_password" and not (name == "ssl_key_pem" and value == REDACTED)
+        }
         checker = self._cluster_checker
         checker.instance, checker.partial = cluster, True
         try:
@@ -248,6 +253,8 @@ class _Plan:
                 self.problems.append((f"{cluster.alias}.{client_key(route[0])}", why + "cluster in its form"))
                 return None
             diff.append(shown("sasl.password", True, None))
+        if route and cluster.has_ssl_key and "ssl_key_pem" not in given:
+            diff.append(shown("ssl.key.pem", True, None))
         notes = [PASSWORD_KEPT] if data.get("sasl_password") not in (None, "", REDACTED) else []
         self.items.append(Item("cluster", cluster.alias, CHANGED if diff else UNCHANGED, diff, notes))
         if diff:
@@ -259,6 +266,9 @@ class _Plan:
     def _new(self, alias: str, data: dict[str, Any]) -> Cluster | None:
         if data.get("sasl_password") == REDACTED:
             self.problems.append((f"{alias}.sasl.password", "redacted by an export; give the password"))
+            return None
+        if data.get("ssl_key_pem") == REDACTED:
+            self.problems.append((f"{alias}.ssl.key.pem", "redacted by an export; give the key"))
             return None
         try:
             values = dict(self._cluster_checker.run_validation(data))

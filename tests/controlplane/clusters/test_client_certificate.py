@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 from controlplane.audit.models import AuditRecord
 from controlplane.clusters.models import Cluster
 from controlplane.clusters.services import client_settings
+from controlplane.flows.models import Flow
 from localkafka.security import certificate_pem, issue, key_pem, new_ca
 
 pytestmark = pytest.mark.django_db
@@ -119,3 +120,42 @@ def test_a_new_certificate_needs_its_key_again(api: Callable[..., APIClient]) ->
     both = {"ssl_certificate_pem": certificate, "ssl_key_pem": key}
     assert admin.patch(f"/api/v1/clusters/{created['id']}/", both, format="json").status_code == 200
     assert client_settings(Cluster.objects.get(pk=created["id"]))["ssl.key.pem"] == key
+
+
+def _mtls_file(certificate: str, key: str) -> str:
+    def escaped(pem: str) -> str:  # one properties line: Java's \n escapes
+        return pem.strip().replace("\n", "\\n")
+
+    return (
+        "clusters = vault, plain\n"
+        "vault.bootstrap.servers = 127.0.0.1:9093\n"
+        "vault.security.protocol = SSL\n"
+        f"vault.ssl.certificate.pem = {escaped(certificate)}\n"
+        f"vault.ssl.key.pem = {escaped(key)}\n"
+        "plain.bootstrap.servers = 127.0.0.1:9094\n"
+        "plain->vault.enabled = true\n"
+    )
+
+
+def test_an_mm2_import_stores_the_key_and_its_export_hides_it_and_imports_back_unchanged(
+    api: Callable[..., APIClient],
+) -> None:
+    admin = api("admin")
+    created = admin.post("/api/v1/flows/import/", _mtls_file(CERTIFICATE, KEY), content_type="text/plain")
+    assert created.status_code == 201, created.content
+    assert "PRIVATE KEY" not in created.content.decode()
+    cluster = Cluster.objects.get(alias="vault")
+    assert client_settings(cluster)["ssl.key.pem"].strip() == KEY.strip()
+
+    exported = admin.get("/api/v1/flows/export/").content.decode()
+    assert "PRIVATE KEY" not in exported and "vault.ssl.key.pem = ********" in exported
+    again = admin.post("/api/v1/flows/import/", exported, content_type="text/plain")
+    assert again.status_code in (200, 201), again.content
+    assert again.json()["counts"]["clusters"].get("unchanged") == 2, again.json()
+    assert client_settings(Cluster.objects.get(alias="vault"))["ssl.key.pem"].strip() == KEY.strip()
+
+    Flow.objects.all().delete()
+    Cluster.objects.all().delete()
+    refused = admin.post("/api/v1/flows/import/", exported, content_type="text/plain")
+    assert refused.status_code == 400
+    assert "vault.ssl.key.pem" in refused.content.decode() and "give the key" in refused.content.decode()

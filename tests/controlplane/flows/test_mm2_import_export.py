@@ -327,7 +327,7 @@ def test_an_import_reports_every_error_with_its_line_and_saves_nothing(api: Api)
         f"line {first}: c0000->c0001.tasks.max: expected an integer, got 'many'",
         f"line {first + 1}: c0002.client.id: not a cluster setting Mirrorplane stores "
         "(bootstrap.servers, sasl.mechanism, sasl.mechanisms, sasl.password, sasl.username, security.protocol, "
-        "ssl.ca.pem)",
+        "ssl.ca.pem, ssl.certificate.pem, ssl.key.pem)",
         f"line {first + 2}: c0004->c0005.topics: invalid regular expression '(unclosed': missing ), unterminated "
         "subpattern at position 0",
         f"line {first + 3}: bogus: unknown property",
