@@ -11,11 +11,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka.admin import (
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    ResourcePatternType,
+    ResourceType,
+)
 
 from localkafka import LocalKafka
 from localkafka.dist import default_version
 from localkafka.manager import ClusterChoice, parse_clusters
-from localkafka.security import Security
+from localkafka.security import ADMIN, REPLICATOR, Security
 from tests.support import workers
 
 TEST_ALIASES = ("us-west", "us-east", "backup")
@@ -108,6 +116,24 @@ def secured_kafka() -> Iterator[LocalKafka]:
         yield kafka
     finally:
         kafka.down(purge=True)
+
+
+@pytest.fixture
+def replicator_grants_revoked(secured_kafka: LocalKafka) -> Iterator[None]:
+    """The test starts and ends with no ACL for the secured clusters' `replicator` on either cluster."""
+    yield
+    for alias in SECURED_ALIASES:
+        admin = AdminClient(dict[str, Any](secured_kafka.client_config(alias, ADMIN)))
+        everything = AclBindingFilter(
+            ResourceType.ANY,
+            None,  # type: ignore[arg-type]  # None matches any name, principal and host
+            ResourcePatternType.ANY,
+            f"User:{REPLICATOR}",
+            None,  # type: ignore[arg-type]
+            AclOperation.ANY,
+            AclPermissionType.ANY,
+        )
+        admin.delete_acls([everything])[everything].result(timeout=30)
 
 
 def test_cluster_versions() -> dict[str, str]:

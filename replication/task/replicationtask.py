@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
 from replication.config import FlowConfig
-from replication.errors import LEADER_NOT_READY, ReplicationError
+from replication.errors import LEADER_NOT_READY, ReplicationError, missing_acl
 from replication.kafka.clients import ClientFactory, consumer_config, position_reader_config
 from replication.kafka.internaltopics import COMPACTED_CONFIG, ensure_topic
 from replication.kafka.topicsync import TopicSync
@@ -32,6 +32,7 @@ from replication.task.starting import Resumer, plan_start, report_start, source_
 if TYPE_CHECKING:
     from replication.facts.writer import FactsWriter
 
+DENIED_REFRESH_SECONDS = 2.0  # how soon a refused fetch is looked into
 log = logging.getLogger("replication.engine")
 TopicPartitionKey = tuple[str, int]
 
@@ -92,6 +93,7 @@ class ReplicationTask:
         self._stored: dict[TopicPartitionKey, positions.Position] = {}
         self._stored_fresh = False  # whether _stored was read for the partitions about to be added
         self._next_refresh = self._next_flush = self._next_config_sync = 0.0
+        self._refused: dict[str, str] = {}  # source topic -> why its partitions are hidden (an ACL the source refuses)
         self.listeners = list(listeners)  # told what the task made durable; the task adds its own at start
         self.offset_syncs: OffsetSyncEmitter | None = None
         self.facts: FactsWriter | None = None  # facts.lake: what this task replicated, for the analytics jobs
@@ -227,7 +229,8 @@ class ReplicationTask:
         now = self.clock()
         self._next_refresh = now + self.flow.refresh_topics_interval_seconds
         topics = self.topic_sync.source_topics()
-        self.faults.warn(nothing_matched(self.flow, topics, self.topic_sync.listed))
+        denied = self._denied([t for t in sorted({topic for topic, _ in self.states}) if t not in topics])
+        self.faults.warn(denied or nothing_matched(self.flow, topics, self.topic_sync.listed))
         written = {state.topic for state in self.states.values() if state.last_downstream >= 0}
         remotes = self.topic_sync.remote_topics()  # one target listing for both checks below
         deleted = self.topic_sync.missing_remote_topics(sorted(written), remotes)
@@ -345,6 +348,22 @@ class ReplicationTask:
         self.committer.track(state)
         return plan.window
 
+    def _denied(self, hidden: list[str]) -> str | None:
+        """Why partitions this task copies are missing from the source's listing, when the source refuses the
+        principal READ on their topic (a deleted topic is another matter, and not named here). The partitions
+        stay assigned at their positions: when READ is granted again, they resume exactly there."""
+        refused: dict[str, str] = {}
+        for topic in hidden:
+            found = self.consumer.list_topics(topic, timeout=5).topics.get(topic)
+            error = found.error if found is not None else None
+            reason = missing_acl(error, self.flow.source.alias, "READ", topic) if error is not None else None
+            # A later metadata answer may leave the error out: a topic named once stays named while it is hidden.
+            reason = reason or self._refused.get(topic)
+            if reason is not None:
+                refused[topic] = reason
+        self._refused = refused
+        return "; ".join(refused.values()) or None
+
     def _consumer_error(self, msg: Message) -> None:
         error = msg.error()
         topic, partition = msg.topic(), msg.partition()
@@ -360,6 +379,9 @@ class ReplicationTask:
             state.acked_next = state.stored_next = resume
             self.consumer.seek(TopicPartition(topic, partition, resume))
             return
+        if error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED:
+            # The fetch error does not say which topic: the next refresh, soon, names it and keeps it named.
+            self._next_refresh = min(self._next_refresh, self.clock() + DENIED_REFRESH_SECONDS)
         self.faults.report(f"source: {error.str()}")
 
     @property

@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,18 +42,6 @@ RECORDS, PARTITIONS = 200, 2
 
 def _admin(config: dict[str, str]) -> AdminClient:
     return AdminClient(dict[str, Any](config))
-
-
-@pytest.fixture
-def grants_revoked_after(secured_kafka: LocalKafka) -> Iterator[None]:
-    """Each test starts and ends with no ACL for the replicator on either cluster."""
-    yield
-    for alias in (SOURCE, TARGET):
-        admin = _admin(secured_kafka.client_config(alias, ADMIN))
-        everything = AclBindingFilter(
-            ResourceType.ANY, None, ResourcePatternType.ANY, PRINCIPAL, None, AclOperation.ANY, AclPermissionType.ANY
-        )
-        admin.delete_acls([everything])[everything].result(timeout=30)
 
 
 def _properties(path: Path, kafka: LocalKafka, topic: str, group: str, exactly_once: bool) -> Path:
@@ -152,7 +139,7 @@ def _records(config: dict[str, str], topic: str, exactly_once: bool) -> list[tup
 
 @pytest.mark.parametrize("exactly_once", [False, True], ids=["at-least-once", "exactly-once"])
 def test_a_flow_runs_with_exactly_its_grants_from_scram_into_mtls(
-    secured_kafka: LocalKafka, grants_revoked_after: None, tmp_path: Path, exactly_once: bool
+    secured_kafka: LocalKafka, replicator_grants_revoked: None, tmp_path: Path, exactly_once: bool
 ) -> None:
     tag = uuid.uuid4().hex[:8]
     topic, group, remote = f"orders-{tag}", f"app-{tag}", f"{SOURCE}.orders-{tag}"

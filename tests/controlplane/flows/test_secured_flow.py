@@ -5,20 +5,15 @@ a Celery worker and beat running it as a principal granted exactly `flow_grants`
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import (
-    AclBindingFilter,
-    AclOperation,
-    AclPermissionType,
     AdminClient,
     NewTopic,
-    ResourcePatternType,
-    ResourceType,
 )
 from rest_framework.test import APIClient
 
@@ -39,17 +34,6 @@ RECORDS, PARTITIONS = 300, 2
 
 def _admin(config: dict[str, str]) -> AdminClient:
     return AdminClient(dict[str, Any](config))
-
-
-@pytest.fixture
-def grants_revoked_after(secured_kafka: LocalKafka) -> Iterator[None]:
-    yield
-    for alias in (SOURCE, TARGET):
-        admin = _admin(secured_kafka.client_config(alias, ADMIN))
-        everything = AclBindingFilter(
-            ResourceType.ANY, None, ResourcePatternType.ANY, PRINCIPAL, None, AclOperation.ANY, AclPermissionType.ANY
-        )
-        admin.delete_acls([everything])[everything].result(timeout=30)
 
 
 def _register(api: APIClient, kafka: LocalKafka) -> None:
@@ -102,7 +86,7 @@ def _end_offsets(config: dict[str, str], topic: str) -> int:
 
 def test_the_control_plane_runs_a_flow_from_scram_into_mtls_with_exactly_its_grants(
     secured_kafka: LocalKafka,
-    grants_revoked_after: None,
+    replicator_grants_revoked: None,
     api: Callable[[str | None], APIClient],
     celery_env: dict[str, str],
     celery_processes: Processes,
