@@ -89,7 +89,7 @@ def test_a_new_user_builds_a_flow_and_sees_it_turn_healthy_with_throughput(
             interval=1,
             what="a healthy us-west->us-east edge with throughput",
         )
-        expect(page.locator("[data-tile=records] .value")).not_to_have_text("0")
+        expect(page.locator("[data-tile=copied] .value")).not_to_have_text("0")
         page.wait_for_timeout(1000)
         shoot(page, "dashboard-graph")
         page.locator("#graph g.annotation").filter(has_text="/s").first.click()  # the edge's label

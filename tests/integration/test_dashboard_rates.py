@@ -21,7 +21,7 @@ from tests.controlplane.orchestration.factories import flow
 from tests.support.celery import Processes, celery_env, celery_processes, start_celery
 from tests.support.kafka import create_topic, end_offsets, unique_topic, wait_until
 
-pytestmark = [pytest.mark.kafka, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 __all__ = ["celery_env", "celery_processes"]  # fixtures
 
 RATE = 40  # records/s produced, over two partitions

@@ -53,7 +53,7 @@ from controlplane.reports.models import Report
 from tests.support.celery import Processes, celery_env, celery_processes, start_celery
 from tests.support.kafka import create_topic, unique_topic, wait_until
 
-pytestmark = [pytest.mark.kafka, pytest.mark.spark, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.kafka, pytest.mark.spark, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 __all__ = ["celery_env", "celery_processes"]  # fixtures
 
 RATE = 10  # records/s to each source topic: every run of the tasks waits for its acknowledgement alone
@@ -62,7 +62,7 @@ COLLECT_S = 2  # MIRRORPLANE_HEARTBEAT_FACTS_INTERVAL_SECONDS: beat's heartbeat 
 INTERVALS_S = {"ab": 1.0, "bc": 2.0}  # each flow's emit.heartbeats.interval.seconds
 DEAD_AFTER = 5  # the topology job's default dead_after
 TOLERANCE_MS = 100.0
-REPORT_TIMEOUT_S = 300  # a report's Spark job on a loaded 2-core machine; about a minute on a quiet one
+REPORT_TIMEOUT_S = 600  # a report's Spark job on a loaded 2-core machine; about a minute on a quiet one
 STEADY_MS = 1000  # a hop runs steadily once a fresh record crosses it within this
 
 
