@@ -15,12 +15,12 @@ from rest_framework.settings import api_settings
 UNKNOWN_FIELD = "Unknown field."
 
 
+# StrictInput is mixed into every serializer that reads a request body: a key that names none of its fields is
+# refused (``{"task_max": ["Unknown field."]}``) with the other fields' errors, so a misspelt name is never dropped
+# in silence while the rest applies. A read-only field may be sent back as read (a GET then a PUT) and is ignored,
+# as DRF ignores it; a nested serializer with this mixin checks its own keys the same way. (No docstring: the
+# OpenAPI schema would describe every serializer without one of its own by the mixin's.)
 class StrictInput:
-    """Mixed into every serializer that reads a request body: a key that names none of its fields is refused
-    (``{"task_max": ["Unknown field."]}``) with the other fields' errors, so a misspelt name is never dropped in
-    silence while the rest applies. A read-only field may be sent back as read (a GET then a PUT) and is ignored,
-    as DRF ignores it; a nested serializer with this mixin checks its own keys the same way."""
-
     def to_internal_value(self, data: Any) -> Any:
         unknown = _unknown_keys(data, cast(Any, self).fields)
         try:
