@@ -9,7 +9,6 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
@@ -17,7 +16,6 @@ from confluent_kafka.admin import (
     AclBindingFilter,
     AclOperation,
     AclPermissionType,
-    AdminClient,
     NewTopic,
 )
 
@@ -27,14 +25,11 @@ from replication.kafka.acls import flow_grants
 from replication.mm2.config import load_flows
 from replication.mm2.properties import parse_properties
 from tests.integration.test_least_privilege import PRINCIPAL, SOURCE, TARGET
+from tests.support.kafka import admin as kafka_admin
 from tests.support.kafka import wait_until
 
 pytestmark = pytest.mark.kafka
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _admin(config: dict[str, str]) -> AdminClient:
-    return AdminClient(dict[str, Any](config))
 
 
 def _produce(kafka: LocalKafka, topic: str, first: int, count: int) -> None:
@@ -67,7 +62,7 @@ def test_a_revoked_read_acl_is_named_loses_nothing_and_resumes_when_granted_agai
 ) -> None:
     topic = f"ledger-{uuid.uuid4().hex[:8]}"
     remote = f"{SOURCE}.{topic}"
-    source_admin = _admin(secured_kafka.client_config(SOURCE, ADMIN))
+    source_admin = kafka_admin(secured_kafka.client_config(SOURCE, ADMIN))
     source_admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(timeout=30)
     lines = [f"clusters = {SOURCE}, {TARGET}"]
     for alias in (SOURCE, TARGET):
@@ -79,7 +74,7 @@ def test_a_revoked_read_acl_is_named_loses_nothing_and_resumes_when_granted_agai
     (flow,) = load_flows(parse_properties(config.read_text()))
     grants = flow_grants(flow, [topic])
     for grant in grants:
-        admin = _admin(secured_kafka.client_config(SOURCE if grant.cluster == "source" else TARGET, ADMIN))
+        admin = kafka_admin(secured_kafka.client_config(SOURCE if grant.cluster == "source" else TARGET, ADMIN))
         binding = grant.binding(PRINCIPAL)
         admin.create_acls([binding])[binding].result(timeout=30)
     read = next(g for g in grants if g.cluster == "source" and g.name == topic and g.operation == "READ")

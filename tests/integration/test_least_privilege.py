@@ -11,7 +11,6 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
@@ -20,7 +19,6 @@ from confluent_kafka.admin import (
     AclBindingFilter,
     AclOperation,
     AclPermissionType,
-    AdminClient,
     NewTopic,
     ResourcePatternType,
     ResourceType,
@@ -31,6 +29,7 @@ from localkafka.security import ADMIN, REPLICATOR
 from replication.kafka.acls import flow_grants, grant_table
 from replication.mm2.config import load_flows
 from replication.mm2.properties import parse_properties
+from tests.support.kafka import admin as kafka_admin
 from tests.support.kafka import wait_until
 
 pytestmark = pytest.mark.kafka
@@ -38,10 +37,6 @@ REPO = Path(__file__).resolve().parents[2]
 SOURCE, TARGET = "sec-scram", "sec-mtls"
 PRINCIPAL = f"User:{REPLICATOR}"
 RECORDS, PARTITIONS = 200, 2
-
-
-def _admin(config: dict[str, str]) -> AdminClient:
-    return AdminClient(dict[str, Any](config))
 
 
 def _properties(path: Path, kafka: LocalKafka, topic: str, group: str, exactly_once: bool) -> Path:
@@ -69,7 +64,7 @@ def _grant(kafka: LocalKafka, config: Path, topic: str, group: str) -> list[str]
     (flow,) = load_flows(parse_properties(config.read_text()))
     given = []
     for grant in flow_grants(flow, [topic], [group]):
-        admin = _admin(kafka.client_config(SOURCE if grant.cluster == "source" else TARGET, ADMIN))
+        admin = kafka_admin(kafka.client_config(SOURCE if grant.cluster == "source" else TARGET, ADMIN))
         binding = grant.binding(PRINCIPAL)
         admin.create_acls([binding])[binding].result(timeout=30)
         given.append(f"{grant.cluster} {grant.resource} {grant.name} {grant.operation}")
@@ -83,7 +78,7 @@ def _source_acl(kafka: LocalKafka, topic: str, operation: AclOperation) -> AclBi
 
 
 def _target_topic_acls(kafka: LocalKafka, remote: str) -> set[str]:
-    admin = _admin(kafka.client_config(TARGET, ADMIN))
+    admin = kafka_admin(kafka.client_config(TARGET, ADMIN))
     wanted = AclBindingFilter(
         ResourceType.TOPIC, remote, ResourcePatternType.LITERAL, None, None, AclOperation.ANY, AclPermissionType.ANY
     )
@@ -143,7 +138,7 @@ def test_a_flow_runs_with_exactly_its_grants_from_scram_into_mtls(
 ) -> None:
     tag = uuid.uuid4().hex[:8]
     topic, group, remote = f"orders-{tag}", f"app-{tag}", f"{SOURCE}.orders-{tag}"
-    source_admin = _admin(secured_kafka.client_config(SOURCE, ADMIN))
+    source_admin = kafka_admin(secured_kafka.client_config(SOURCE, ADMIN))
     source_admin.create_topics([NewTopic(topic, PARTITIONS, 1)])[topic].result(timeout=30)
     read, write = (_source_acl(secured_kafka, topic, op) for op in (AclOperation.READ, AclOperation.WRITE))
     for future in source_admin.create_acls([read, write]).values():

@@ -15,7 +15,6 @@ from confluent_kafka.admin import (
     AclBinding,
     AclOperation,
     AclPermissionType,
-    AdminClient,
     NewTopic,
     ResourcePatternType,
     ResourceType,
@@ -24,13 +23,10 @@ from confluent_kafka.admin import (
 from localkafka import LocalKafka
 from localkafka.cluster import port_open
 from localkafka.security import ADMIN, REPLICATOR, Security
+from tests.support.kafka import admin as kafka_admin
 
 pytestmark = pytest.mark.kafka
 ALIASES = ("sec-scram", "sec-mtls")
-
-
-def _admin(config: dict[str, str]) -> AdminClient:
-    return AdminClient(dict[str, str | int | float | bool](config))
 
 
 def _produce(config: dict[str, str], topic: str) -> KafkaError | None:
@@ -48,17 +44,17 @@ def _properties(path: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("alias", ALIASES)
-def test_the_authorizer_enforces_acls_for_the_replicator_and_not_for_the_admin(
+def test_the_authorizer_enforces_acls_for_the_replicator_and_not_for_thekafka_admin(
     secured_kafka: LocalKafka, alias: str
 ) -> None:
     topic = f"orders-{uuid.uuid4().hex[:8]}"
-    admin = _admin(secured_kafka.client_config(alias, ADMIN))
+    admin = kafka_admin(secured_kafka.client_config(alias, ADMIN))
     admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(timeout=30)
     replicator = secured_kafka.client_config(alias, REPLICATOR)
 
     denied = _produce(replicator, topic)
     assert denied is not None and denied.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
-    assert topic not in _admin(replicator).list_topics(timeout=10).topics  # DESCRIBE is not granted either
+    assert topic not in kafka_admin(replicator).list_topics(timeout=10).topics  # DESCRIBE is not granted either
 
     write = AclBinding(
         ResourceType.TOPIC,
@@ -77,7 +73,7 @@ def test_the_authorizer_enforces_acls_for_the_replicator_and_not_for_the_admin(
 def test_a_wrong_scram_password_is_refused(secured_kafka: LocalKafka) -> None:
     config = {**secured_kafka.client_config("sec-scram", ADMIN), "sasl.password": "not-the-password"}
     with pytest.raises(KafkaException) as raised:
-        _admin(config).list_topics(timeout=5)
+        kafka_admin(config).list_topics(timeout=5)
     assert raised.value.args[0].code() == KafkaError._TRANSPORT
 
 
@@ -85,13 +81,13 @@ def test_a_client_without_a_certificate_is_refused_by_the_mtls_cluster(secured_k
     config = secured_kafka.client_config("sec-mtls", ADMIN)
     del config["ssl.certificate.location"], config["ssl.key.location"]
     with pytest.raises(KafkaException):
-        _admin(config).list_topics(timeout=5)
+        kafka_admin(config).list_topics(timeout=5)
 
 
 @pytest.mark.parametrize("alias", ALIASES)
 def test_a_plaintext_client_gets_nothing_from_a_secured_cluster(secured_kafka: LocalKafka, alias: str) -> None:
     with pytest.raises(KafkaException):
-        _admin({"bootstrap.servers": secured_kafka.bootstraps()[alias]}).list_topics(timeout=5)
+        kafka_admin({"bootstrap.servers": secured_kafka.bootstraps()[alias]}).list_topics(timeout=5)
 
 
 @pytest.mark.parametrize("alias", ALIASES)
@@ -105,7 +101,7 @@ def test_up_writes_owner_only_client_properties_with_librdkafka_names(secured_ka
         assert written["security.protocol"] == {"sec-scram": "SASL_SSL", "sec-mtls": "SSL"}[alias]
         # The file alone is enough for a client: the admin lists the cluster's brokers with it.
         if principal == ADMIN:
-            assert len(_admin(written).list_topics(timeout=10).brokers) == 1
+            assert len(kafka_admin(written).list_topics(timeout=10).brokers) == 1
     assert secured_kafka.securities()[alias] in (Security.SCRAM, Security.MTLS)
 
 

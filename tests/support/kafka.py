@@ -6,8 +6,8 @@ import itertools
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterable
-from typing import TypeVar
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -35,8 +35,10 @@ def wait_until(condition: Callable[[], T], timeout: float = 30.0, interval: floa
     return last
 
 
-def admin(bootstrap: str) -> AdminClient:
-    return AdminClient({"bootstrap.servers": bootstrap})
+def admin(bootstrap: str | Mapping[str, str]) -> AdminClient:
+    """An admin client of a bootstrap string, or of full client settings (a secured cluster's)."""
+    config = {"bootstrap.servers": bootstrap} if isinstance(bootstrap, str) else dict(bootstrap)
+    return AdminClient(dict[str, Any](config))
 
 
 def create_topic(bootstrap: str, name: str, partitions: int = 1, config: dict[str, str] | None = None) -> None:

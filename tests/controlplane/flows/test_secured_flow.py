@@ -7,12 +7,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import (
-    AdminClient,
     NewTopic,
 )
 from rest_framework.test import APIClient
@@ -23,6 +21,7 @@ from localkafka import LocalKafka
 from localkafka.security import ADMIN, REPLICATOR
 from replication.kafka.acls import flow_grants
 from tests.support.celery import Processes, celery_env, celery_processes, start_celery
+from tests.support.kafka import admin as kafka_admin
 from tests.support.kafka import wait_until
 
 pytestmark = [pytest.mark.kafka, pytest.mark.django_db(transaction=True)]
@@ -30,10 +29,6 @@ __all__ = ["celery_env", "celery_processes"]  # fixtures
 SOURCE, TARGET = "sec-scram", "sec-mtls"
 PRINCIPAL = f"User:{REPLICATOR}"
 RECORDS, PARTITIONS = 300, 2
-
-
-def _admin(config: dict[str, str]) -> AdminClient:
-    return AdminClient(dict[str, Any](config))
 
 
 def _register(api: APIClient, kafka: LocalKafka) -> None:
@@ -94,7 +89,7 @@ def test_the_control_plane_runs_a_flow_from_scram_into_mtls_with_exactly_its_gra
 ) -> None:
     tag = uuid.uuid4().hex[:8]
     topic, group, remote = f"payments-{tag}", f"billing-{tag}", f"{SOURCE}.payments-{tag}"
-    source_admin = _admin(secured_kafka.client_config(SOURCE, ADMIN))
+    source_admin = kafka_admin(secured_kafka.client_config(SOURCE, ADMIN))
     source_admin.create_topics([NewTopic(topic, PARTITIONS, 1)])[topic].result(timeout=30)
     producer = Producer(secured_kafka.client_config(SOURCE, ADMIN))
     for i in range(RECORDS):
@@ -124,7 +119,7 @@ def test_the_control_plane_runs_a_flow_from_scram_into_mtls_with_exactly_its_gra
     assert created.status_code == 201, created.content
     flow = Flow.objects.select_related("source", "target").get(pk=created.json()["id"])
     for grant in flow_grants(flow_config(flow), [topic], [group]):
-        cluster_admin = _admin(secured_kafka.client_config(SOURCE if grant.cluster == "source" else TARGET, ADMIN))
+        cluster_admin = kafka_admin(secured_kafka.client_config(SOURCE if grant.cluster == "source" else TARGET, ADMIN))
         binding = grant.binding(PRINCIPAL)
         cluster_admin.create_acls([binding])[binding].result(timeout=30)
 
