@@ -114,9 +114,6 @@ def provision_flow(
     sync = TopicSync(flow, admins["source"], admins["target"])
     sources = sync.source_topics()
     sync.ensure_remote_topics(sources)
-    if flow.emit_heartbeats_enabled:  # topics made before heartbeats were stamped by their broker
-        sync.stamp_heartbeats(admins["source"], [HEARTBEATS_TOPIC])
-    sync.stamp_heartbeats(admins["target"], [sync.remote_topic(t) for t in sources])
     remote = {sync.remote_topic(t): n for t, n in sources.items()}
     # Creating a thousand topics can outlast the deadline on a busy controller: the wait for their metadata gets
     # its own, from here, and a late CreateTopics answer (logged above) is waited for here instead of failing.
@@ -125,6 +122,11 @@ def provision_flow(
         admins["target"], {**{t.name: 1 for t in internal if t.cluster == "target"}, **remote}, deadline, clock
     )
     wait_for_metadata(admins["source"], {t.name: 1 for t in internal if t.cluster == "source"}, deadline, clock)
+    # Topics made before heartbeats were stamped by their broker; once in the metadata, so that a broker that
+    # has not learnt of a topic just created does not answer "unknown topic".
+    if flow.emit_heartbeats_enabled:
+        sync.stamp_heartbeats(admins["source"], [HEARTBEATS_TOPIC])
+    sync.stamp_heartbeats(admins["target"], list(remote))
     seconds = clock() - started
     log.info(
         "%s: provisioned %d internal and %d remote topics in %.1fs", flow.name, len(internal), len(remote), seconds

@@ -164,15 +164,22 @@ class TopicSync:
         if not heartbeats:
             return []
         described = admin.describe_configs([ConfigResource(ResourceType.TOPIC, t) for t in heartbeats])
-        stale = [
-            resource.name
-            for resource, future in described.items()
-            if future.result(timeout=TIMEOUT)["message.timestamp.type"].value != STAMPED
-        ]
+        stale = []
+        for resource, future in described.items():
+            try:
+                if future.result(timeout=TIMEOUT)["message.timestamp.type"].value != STAMPED:
+                    stale.append(resource.name)
+            except KafkaException as exc:
+                # Deleted since it was listed (a source's heartbeats topics come and go with other flows): nothing
+                # to stamp, and no reason to stop this flow.
+                if exc.args[0].code() != KafkaError.UNKNOWN_TOPIC_OR_PART:
+                    raise
+                log.info("%s: %s no longer exists; not stamping it", self.flow.name, resource.name)
         if stale:
             entry = [ConfigEntry("message.timestamp.type", STAMPED, incremental_operation=AlterConfigOpType.SET)]
             resources = [ConfigResource(ResourceType.TOPIC, t, incremental_configs=entry) for t in stale]
-            _wait_all(admin.incremental_alter_configs(resources), ignore=None, timeout=TIMEOUT)
+            altered = admin.incremental_alter_configs(resources)
+            _wait_all(altered, ignore=KafkaError.UNKNOWN_TOPIC_OR_PART, timeout=TIMEOUT)
             log.info("%s: heartbeats now stamped by their broker in %s", self.flow.name, stale)
         return stale
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import NewTopic
 
 from replication.kafka.provisioning import wait_for_metadata
@@ -95,3 +96,55 @@ def test_an_unanswered_create_topics_is_awaited_in_the_metadata_not_fatal(caplog
     assert len(warnings) == 1 and "did not answer the creation of 150 remote topics" in warnings[0]
     remote = {sync.remote_topic(t): 2 for t in sync.source_topics()}
     wait_for_metadata(target, remote, deadline=0.0, clock=lambda: 1.0)  # type: ignore[arg-type]
+
+
+class _Entry:
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+
+class _ConfigAdmin(_Admin):
+    """Answers DescribeConfigs with CreateTime, or UNKNOWN_TOPIC_OR_PART for a topic in `gone`; records the alters."""
+
+    def __init__(self, topics: dict[str, int], gone: set[str]) -> None:
+        super().__init__(topics)
+        self.gone = gone
+        self.altered: list[str] = []
+
+    def _answer(self, name: str, value: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        if name in self.gone:
+            future.set_exception(KafkaException(KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART)))
+        else:
+            future.set_result(value)
+        return future
+
+    def describe_configs(self, resources: list[Any]) -> dict[Any, Future[Any]]:
+        return {r: self._answer(r.name, {"message.timestamp.type": _Entry("CreateTime")}) for r in resources}
+
+    def incremental_alter_configs(self, resources: list[Any]) -> dict[Any, Future[Any]]:
+        self.altered += [r.name for r in resources]
+        return {r: self._answer(r.name, None) for r in resources}
+
+
+def test_a_heartbeats_topic_deleted_since_it_was_listed_is_not_stamped_and_stops_nothing() -> None:
+    # A source's heartbeats topics come and go with other flows: one deleted between the listing and the stamping
+    # must not stop the flow's provisioning (it stopped the standalone runner with "Unknown topic or partition").
+    admin = _ConfigAdmin({"heartbeats": 1, "a.heartbeats": 1}, gone={"a.heartbeats"})
+    sync = TopicSync(flow(), admin, admin)  # type: ignore[arg-type]
+    assert sync.stamp_heartbeats(admin, ["heartbeats", "a.heartbeats", "orders"]) == ["heartbeats"]  # type: ignore[arg-type]
+    assert admin.altered == ["heartbeats"]
+
+
+def test_a_heartbeats_topic_refused_for_another_reason_still_fails_the_stamping() -> None:
+    admin = _ConfigAdmin({"heartbeats": 1}, gone=set())
+    admin._answer = lambda name, value: _failed(KafkaError.TOPIC_AUTHORIZATION_FAILED)  # type: ignore[method-assign]
+    sync = TopicSync(flow(), admin, admin)  # type: ignore[arg-type]
+    with pytest.raises(KafkaException):
+        sync.stamp_heartbeats(admin, ["heartbeats"])  # type: ignore[arg-type]
+
+
+def _failed(code: int) -> Future[Any]:
+    future: Future[Any] = Future()
+    future.set_exception(KafkaException(KafkaError(code)))
+    return future
