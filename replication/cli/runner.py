@@ -22,7 +22,7 @@ from confluent_kafka import KafkaException
 from replication.cli.parentdeath import die_with_parent
 from replication.config import FlowConfig
 from replication.emitters.periodic import SideEmitters
-from replication.errors import ReplicationError
+from replication.errors import AclRefusedError, ReplicationError
 from replication.kafka.provisioning import provision_flow
 from replication.task.dataloss import DataLossError
 from replication.task.ownership import PlannedOwner
@@ -30,6 +30,7 @@ from replication.task.replicationtask import ReplicationTask
 from replication.task.tuning import tune_gc
 
 log = logging.getLogger("replication.runner")
+REFUSED_BACKOFF_SECONDS = (2.0, 30.0)  # between starts of a task whose sends the target refuses (first, most)
 
 
 def run_task(flow: FlowConfig, task_id: int, start: Mapping[str, int], stopping: threading.Event | MpEvent) -> None:
@@ -45,6 +46,32 @@ def run_task(flow: FlowConfig, task_id: int, start: Mapping[str, int], stopping:
     finally:
         if side is not None:
             side.stop()
+
+
+def run_refusing(
+    flow: FlowConfig,
+    task_id: int,
+    start: Mapping[str, int],
+    stopping: threading.Event | MpEvent,
+    backoff: tuple[float, float] = REFUSED_BACKOFF_SECONDS,
+) -> None:
+    """`run_task`, started again while the target refuses its sends for want of an ACL: each stop stored no position
+    past an acknowledgement, so each start resumes exactly where the last acknowledged record left off, and the
+    first one after the grant copies on. The refusal is logged once (and again only if it changes), with the wait
+    between starts doubling from the first to the second of `backoff`; the flow's other tasks go on meanwhile."""
+    said, wait = "", backoff[0]
+    while True:
+        try:
+            run_task(flow, task_id, start, stopping)
+        except AclRefusedError as exc:
+            if exc.refusal != said:  # the same ACL at every attempt, whatever offsets each one reached
+                log.error("%s; starting again every %.0f s at most until it is granted", exc, backoff[1])
+            said = exc.refusal
+            if stopping.wait(wait):
+                return
+            wait = min(wait * 2, backoff[1])
+            continue
+        return
 
 
 Job = tuple[FlowConfig, int, Mapping[str, int]]  # a flow, one of its task ids, and its source topics at the start
@@ -68,7 +95,7 @@ def _run_threads(jobs: list[Job], stopping: threading.Event | MpEvent) -> int:
 
     def one(flow: FlowConfig, task_id: int, start: Mapping[str, int]) -> None:
         try:
-            run_task(flow, task_id, start, stopping)
+            run_refusing(flow, task_id, start, stopping)
         except (ReplicationError, DataLossError) as exc:
             log.error("%s", exc)
             failures.append((flow, task_id, start))

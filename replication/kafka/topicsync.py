@@ -27,6 +27,7 @@ from confluent_kafka.admin import (
 )
 
 from replication.config import FlowConfig, compile_patterns
+from replication.errors import named_refusal
 from replication.mm2.filters import TopicFilter
 from replication.mm2.policy import is_heartbeats_topic
 
@@ -101,7 +102,12 @@ class TopicSync:
             unanswered: list[str] = []
             for batch in _batches(new):
                 futures = self.target.create_topics(batch)
-                unanswered += _wait_all(futures, ignore=KafkaError.TOPIC_ALREADY_EXISTS, timeout=self.create_timeout)
+                unanswered += _wait_all(
+                    futures,
+                    ignore=KafkaError.TOPIC_ALREADY_EXISTS,
+                    timeout=self.create_timeout,
+                    refused=(self.flow.target.alias, "CREATE"),
+                )
             names = [n.topic for n in new]
             log.info("%s: requested %d remote topics %s", self.flow.name, len(names), _abridged(names))
             if unanswered:
@@ -123,7 +129,12 @@ class TopicSync:
         late: list[str] = []
         for more in _batches(grow):
             futures = self.target.create_partitions(more)
-            late += _wait_all(futures, ignore=KafkaError.INVALID_PARTITIONS, timeout=self.create_timeout)
+            late += _wait_all(
+                futures,
+                ignore=KafkaError.INVALID_PARTITIONS,
+                timeout=self.create_timeout,
+                refused=(self.flow.target.alias, "ALTER"),
+            )
         if grow:
             log.info("%s: added partitions to %s", self.flow.name, _abridged([g.topic for g in grow]))
         if late:
@@ -144,7 +155,7 @@ class TopicSync:
     def source_configs(self, topics: Iterable[str]) -> dict[str, dict[str, str]]:
         """Topic-level overrides at the source, minus `config.properties.exclude`."""
         result: dict[str, dict[str, str]] = {}
-        for resource, entries in _described(self.source, list(topics)):
+        for resource, entries in _described(self.source, self.flow.source.alias, list(topics)):
             result[resource] = {
                 name: value for name, value in entries.items() if not self._config_exclude.fullmatch(name)
             }
@@ -173,15 +184,19 @@ class TopicSync:
                 # Deleted since it was listed (a source's heartbeats topics come and go with other flows): nothing
                 # to stamp, and no reason to stop this flow.
                 if exc.args[0].code() != KafkaError.UNKNOWN_TOPIC_OR_PART:
-                    raise
+                    raise named_refusal(exc, self._alias(admin), "DESCRIBE_CONFIGS", resource.name) from exc
                 log.info("%s: %s no longer exists; not stamping it", self.flow.name, resource.name)
         if stale:
             entry = [ConfigEntry("message.timestamp.type", STAMPED, incremental_operation=AlterConfigOpType.SET)]
             resources = [ConfigResource(ResourceType.TOPIC, t, incremental_configs=entry) for t in stale]
             altered = admin.incremental_alter_configs(resources)
-            _wait_all(altered, ignore=KafkaError.UNKNOWN_TOPIC_OR_PART, timeout=TIMEOUT)
+            refused = (self._alias(admin), "ALTER_CONFIGS")
+            _wait_all(altered, ignore=KafkaError.UNKNOWN_TOPIC_OR_PART, timeout=TIMEOUT, refused=refused)
             log.info("%s: heartbeats now stamped by their broker in %s", self.flow.name, stale)
         return stale
+
+    def _alias(self, admin: AdminClient) -> str:
+        return self.flow.source.alias if admin is self.source else self.flow.target.alias
 
     def sync_configs(self, topics: Iterable[str]) -> list[str]:
         """Make each remote topic's overrides equal the source's; return the remote topics changed. A heartbeats
@@ -196,7 +211,8 @@ class TopicSync:
                 # Legacy AlterConfigs replaces the topic's overrides; keep the target's excluded ones.
                 keep = {k: v for k, v in current.get(remote, {}).items() if self._config_exclude.fullmatch(k)}
                 resource = ConfigResource(ResourceType.TOPIC, remote, set_config={**keep, **config})
-                if _wait_all(self.target.alter_configs([resource]), ignore=None, timeout=TIMEOUT):
+                altered = self.target.alter_configs([resource])
+                if _wait_all(altered, ignore=None, timeout=TIMEOUT, refused=(self.flow.target.alias, "ALTER_CONFIGS")):
                     log.warning("%s: the target did not answer a config change of %s in time", self.flow.name, remote)
                 changed.append(remote)
         if changed:
@@ -204,7 +220,7 @@ class TopicSync:
         return changed
 
     def _target_overrides(self, remotes: list[str]) -> dict[str, dict[str, str]]:
-        return dict(_described(self.target, remotes))
+        return dict(_described(self.target, self.flow.target.alias, remotes))
 
     def sync_acls(self, topics: Iterable[str]) -> list[AclBinding]:
         """Copy LITERAL topic ALLOW bindings; never WRITE; ALL becomes READ (MM2's rules)."""
@@ -214,12 +230,18 @@ class TopicSync:
         pattern = AclBindingFilter(
             ResourceType.TOPIC, any_, ResourcePatternType.LITERAL, any_, any_, AclOperation.ANY, AclPermissionType.ALLOW
         )
-        bindings = self.source.describe_acls(pattern).result(timeout=TIMEOUT)
+        try:
+            bindings = self.source.describe_acls(pattern).result(timeout=TIMEOUT)
+        except KafkaException as exc:
+            raise named_refusal(exc, self.flow.source.alias, "DESCRIBE", "CLUSTER") from exc
         remote = [target_acl_binding(b, self.remote_topic(b.name)) for b in bindings if b.name in wanted]
         copies = [b for b in remote if b is not None]
         if copies:
             for future in self.target.create_acls(copies).values():
-                future.result(timeout=TIMEOUT)
+                try:
+                    future.result(timeout=TIMEOUT)
+                except KafkaException as exc:
+                    raise named_refusal(exc, self.flow.target.alias, "ALTER", "CLUSTER") from exc
         return copies
 
 
@@ -249,14 +271,23 @@ BATCH = 100  # topics per CreateTopics / CreatePartitions request
 T = TypeVar("T")
 
 
-def _described(admin: AdminClient, topics: list[str]) -> Iterator[tuple[str, dict[str, str]]]:
+def _resource_name(key: Any) -> str:
+    """The topic an admin future answers for: a name, or a ConfigResource / NewPartitions naming it."""
+    return str(getattr(key, "name", None) or getattr(key, "topic", None) or key)
+
+
+def _described(admin: AdminClient, cluster: str, topics: list[str]) -> Iterator[tuple[str, dict[str, str]]]:
     """Each topic's dynamic (topic-level) config overrides, asked in batches: one request for a thousand topics
-    outlasted its wait on a busy broker (a 10,000-partition flow's start)."""
+    outlasted its wait on a busy broker (a 10,000-partition flow's start). A refusal names the ACL (on
+    `cluster`)."""
     for batch in _batches(topics):
         futures = admin.describe_configs([ConfigResource(ResourceType.TOPIC, t) for t in batch])
         deadline = time.monotonic() + TIMEOUT
         for resource, future in futures.items():
-            entries = future.result(timeout=max(deadline - time.monotonic(), 0.0))
+            try:
+                entries = future.result(timeout=max(deadline - time.monotonic(), 0.0))
+            except KafkaException as exc:
+                raise named_refusal(exc, cluster, "DESCRIBE_CONFIGS", resource.name) from exc
             yield (
                 resource.name,
                 {
@@ -278,9 +309,12 @@ def _abridged(names: list[str], shown: int = 10) -> str:
     return f"{names[:shown]}{more}"
 
 
-def _wait_all(futures: Mapping[Any, Future[Any]], ignore: int | None, timeout: float) -> list[str]:
+def _wait_all(
+    futures: Mapping[Any, Future[Any]], ignore: int | None, timeout: float, refused: tuple[str, str] = ("", "")
+) -> list[str]:
     """Wait for every admin future until one shared deadline; returns the names left unanswered by then (a broker
-    error other than `ignore` raises)."""
+    error other than `ignore` raises; an authorization failure names the `refused` (cluster, operation) and the
+    resource)."""
     deadline = time.monotonic() + timeout
     unanswered: list[str] = []
     for name, future in futures.items():
@@ -288,7 +322,7 @@ def _wait_all(futures: Mapping[Any, Future[Any]], ignore: int | None, timeout: f
             future.result(timeout=max(deadline - time.monotonic(), 0.0))
         except KafkaException as exc:
             if ignore is None or exc.args[0].code() != ignore:
-                raise
+                raise named_refusal(exc, *refused, _resource_name(name)) from exc
         except TimeoutError:
             unanswered.append(str(name))
     return unanswered

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -10,7 +11,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
 from replication.config import FlowConfig
-from replication.errors import ReplicationError
+from replication.errors import AclRefusedError, ReplicationError, missing_acl
 from replication.metrics.registry import MetricsRegistry
 from replication.task import positions
 from replication.task.faults import FaultReporter
@@ -160,6 +161,7 @@ class PositionCommitter:
         if self.txn_started is None:
             return
         self.producer.raise_if_failed()
+        written = [*sorted({state.remote_topic for state in self.consumed_next}), self.positions_topic]
         for state, next_offset in self.consumed_next.items():  # the transaction covers what it produced
             state.acked_next = max(state.acked_next, next_offset)
         self.consumed_next.clear()
@@ -168,14 +170,20 @@ class PositionCommitter:
         try:
             self.producer.client.commit_transaction(60)
         except KafkaException as exc:
-            self._transaction_failed(exc)
+            self._transaction_failed(exc, written)
             return
         finally:
             self.txn_started = None
         self._stored_positions(due)
 
-    def _transaction_failed(self, exc: KafkaException) -> None:
+    def _transaction_failed(self, exc: KafkaException, written: list[str]) -> None:
         error: KafkaError = exc.args[0]
+        # AddPartitionsToTxn refused: which of the topics the transaction wrote lacks WRITE, the broker does not say.
+        refused = missing_acl(error, self.flow.target.alias, "WRITE", " or ".join(written))
+        if refused is not None:
+            with self.producer.purging(), contextlib.suppress(KafkaException):
+                self.producer.client.abort_transaction(60)
+            raise AclRefusedError(f"{self.flow.name} task {self.task_id}: {refused}", refused) from exc
         if error.fatal() or not error.txn_requires_abort():
             raise ReplicationError(f"{self.flow.name} task {self.task_id}: transaction failed: {error.str()}") from exc
         log.warning("%s task %d: aborting transaction: %s", self.flow.name, self.task_id, error.str())

@@ -12,13 +12,14 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
 from replication.config import FlowConfig
-from replication.errors import ReplicationError
+from replication.errors import AclRefusedError, ReplicationError, missing_acl
 from replication.kafka.clients import ClientFactory
 from replication.metrics.registry import MetricsRegistry
 from replication.mm2.records import provenance_add, provenance_contains
 from replication.task.handlers import Headers, OutRecord, RecordHandler
 from replication.task.partitionstate import PartitionState, Run
 
+PURGED = (KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT)
 log = logging.getLogger("replication.producing")
 States = dict[tuple[str, int], PartitionState]
 Callback = Callable[[KafkaError | None, Message], None]
@@ -63,6 +64,7 @@ class BatchProducer:
         self.metrics = metrics
         self.task_id = task_id
         self.failure: str | None = None
+        self.refused: str | None = None  # the ACL whose want made the target refuse a send (`missing_acl`)
         self.outstanding = 0  # runs produced and not yet acknowledged, across partitions
         self.last_ack = time.monotonic()
         self.on_run_acked = on_run_acked  # the task's listeners: each run with its last record's downstream offset
@@ -245,11 +247,17 @@ class BatchProducer:
     # -- acknowledgements and failures ---------------------------------------------------------------
     def _acked(self, run: Run, err: KafkaError | None, msg: Record) -> None:
         if err is not None:
-            if not self._purging and self.failure is None:
+            if err.code() in PURGED:  # an abort's own purge, reported after it: those records were never acked
+                return
+            refused = missing_acl(err, self.flow.target.alias, "WRITE", run.state.remote_topic)
+            # A refusal is the cause even after the gap-less guarantee's fatal error that it brings about.
+            if not self._purging and (self.failure is None or (refused and not self.refused)):
+                where = f"{run.state.remote_topic} [{run.state.partition}]"
+                offsets = f"upstream offsets {run.first_offset}..{run.last_offset}"
                 self.failure = (
-                    f"send to {run.state.remote_topic} [{run.state.partition}] failed "
-                    f"(upstream offsets {run.first_offset}..{run.last_offset}): {err.str()}"
+                    f"{refused} ({offsets})" if refused else f"send to {where} failed ({offsets}): {err.str()}"
                 )
+                self.refused = refused
             return
         downstream = msg.offset()
         self.outstanding -= 1
@@ -282,7 +290,8 @@ class BatchProducer:
 
     def raise_if_failed(self) -> None:
         if self.failure is not None:
-            raise ReplicationError(f"{self.flow.name} task {self.task_id}: {self.failure} (abort.on.send.fail)")
+            message = f"{self.flow.name} task {self.task_id}: {self.failure} (abort.on.send.fail)"
+            raise ReplicationError(message) if self.refused is None else AclRefusedError(message, self.refused)
 
     def fatal_detail(self) -> str | None:
         """Serve pending callbacks so a fatal error's real reason reaches `failure`, and return it."""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
 from replication.config import FlowConfig
-from replication.errors import LEADER_NOT_READY, ReplicationError, missing_acl
+from replication.errors import LEADER_NOT_READY, AclRefusedError, ReplicationError, missing_acl
 from replication.kafka.clients import ClientFactory, consumer_config, position_reader_config
 from replication.kafka.internaltopics import COMPACTED_CONFIG, ensure_topic
 from replication.kafka.topicsync import TopicSync
@@ -183,8 +183,10 @@ class ReplicationTask:
         try:
             return self._run_once()
         except (KafkaException, SystemError) as exc:
-            detail = self.committer.fatal_detail() or _client_error(exc)
-            raise ReplicationError(f"{self.flow.name} task {self.task_id}: {detail}") from exc
+            message = f"{self.flow.name} task {self.task_id}: {self.committer.fatal_detail() or _client_error(exc)}"
+            if self.producer.refused is not None:
+                raise AclRefusedError(message, self.producer.refused) from exc
+            raise ReplicationError(message) from exc
 
     def _run_once(self) -> bool:
         now = self.clock()

@@ -17,7 +17,7 @@ import pytest
 
 from replication.cli import runner
 from replication.config import FlowConfig
-from replication.errors import ReplicationError
+from replication.errors import AclRefusedError, ReplicationError
 from tests.replication.fakes import flow
 
 REPO = Path(__file__).resolve().parents[3]
@@ -169,3 +169,46 @@ def _wait_for_handler(pid: int) -> None:
             return
         time.sleep(0.005)
     raise AssertionError("the runner never installed its stop handlers")
+
+
+def test_a_task_the_target_refuses_is_started_again_until_granted_and_the_refusal_is_logged_once(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    refusal = "us-east refused WRITE on TOPIC us-west.orders (TOPIC_AUTHORIZATION_FAILED): grant it"
+    outcomes: list[BaseException | None] = [
+        AclRefusedError(f"f task 0: {refusal} (upstream offsets 0..9)", refusal),
+        AclRefusedError(f"f task 0: {refusal} (upstream offsets 0..12)", refusal),  # further along, same ACL
+        None,  # granted: runs until stopping
+    ]
+    starts: list[float] = []
+
+    def run_task(*_: object) -> None:
+        starts.append(time.monotonic())
+        outcome = outcomes.pop(0)
+        if outcome is not None:
+            raise outcome
+
+    monkeypatch.setattr(runner, "run_task", run_task)
+    with caplog.at_level(logging.INFO, logger="replication.runner"):
+        runner.run_refusing(flow(), 0, {}, threading.Event(), backoff=(0.05, 0.1))
+    assert len(starts) == 3 and outcomes == []
+    assert starts[2] - starts[1] >= 0.1 - 0.01  # the wait doubled, up to its most
+    refused = [r.getMessage() for r in caplog.records if "refused WRITE" in r.getMessage()]
+    assert len(refused) == 1, refused
+
+
+def test_a_stop_while_waiting_for_a_grant_ends_the_task_at_once() -> None:
+    stopping = threading.Event()
+    stopping.set()
+    calls = 0
+
+    def refused(*_: object) -> None:
+        nonlocal calls
+        calls += 1
+        raise AclRefusedError("f task 0: refused", "refused")
+
+    began = time.monotonic()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(runner, "run_task", refused)
+        runner.run_refusing(flow(), 0, {}, stopping, backoff=(30.0, 60.0))
+    assert calls == 1 and time.monotonic() - began < 5

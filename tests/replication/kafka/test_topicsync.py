@@ -136,12 +136,28 @@ def test_a_heartbeats_topic_deleted_since_it_was_listed_is_not_stamped_and_stops
     assert admin.altered == ["heartbeats"]
 
 
-def test_a_heartbeats_topic_refused_for_another_reason_still_fails_the_stamping() -> None:
-    admin = _ConfigAdmin({"heartbeats": 1}, gone=set())
-    admin._answer = lambda name, value: _failed(KafkaError.TOPIC_AUTHORIZATION_FAILED)  # type: ignore[method-assign]
-    sync = TopicSync(flow(), admin, admin)  # type: ignore[arg-type]
-    with pytest.raises(KafkaException):
-        sync.stamp_heartbeats(admin, ["heartbeats"])  # type: ignore[arg-type]
+def test_a_refused_describe_configs_fails_the_stamping_naming_the_acl_it_needs() -> None:
+    source, target = _ConfigAdmin({"heartbeats": 1}, gone=set()), _ConfigAdmin({}, gone=set())
+    source._answer = lambda name, value: _failed(KafkaError.TOPIC_AUTHORIZATION_FAILED)  # type: ignore[method-assign]
+    sync = TopicSync(flow(), source, target)  # type: ignore[arg-type]
+    with pytest.raises(KafkaException) as raised:
+        sync.stamp_heartbeats(source, ["heartbeats"])  # type: ignore[arg-type]
+    assert raised.value.args[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert raised.value.args[0].str() == (
+        f"{sync.flow.source.alias} refused DESCRIBE_CONFIGS on TOPIC heartbeats (TOPIC_AUTHORIZATION_FAILED): "
+        "grant it to the flow's principal"
+    )
+
+
+def test_every_admin_call_of_the_topic_sync_names_the_acl_a_refusal_lacks() -> None:
+    # A bare "Broker: Topic authorization failed" says neither which ACL nor on what.
+    target = _ConfigAdmin({}, gone=set())
+    target.create_topics = lambda new: {n.topic: _failed(KafkaError.TOPIC_AUTHORIZATION_FAILED) for n in new}  # type: ignore[attr-defined]
+    sync = TopicSync(flow(sync_topic_configs_enabled=False), _Admin({"orders": 3}), target)  # type: ignore[arg-type]
+    with pytest.raises(KafkaException) as raised:
+        sync.ensure_remote_topics({"orders": 3}, existing={})
+    remote = sync.remote_topic("orders")
+    assert raised.value.args[0].str().startswith(f"{sync.flow.target.alias} refused CREATE on TOPIC {remote} ")
 
 
 def _failed(code: int) -> Future[Any]:
