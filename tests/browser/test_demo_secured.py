@@ -3,7 +3,8 @@ registered as the least-privilege `replicator` with its CA, and is granted exact
 
 The tests run in file order on one demo: a wrong password typed into the cluster form is named as one within 15 s
 and the right one restored; then the flow into backup copies records, and no password and no private key appears in
-the demo's output (its web server's, worker's and beat's logs), in an API response or in a page.
+the demo's output (its web server's, worker's and beat's logs), in an API response or in a page; last, the demo is
+stopped and started again on the same state, and backup still replicates with the same grants.
 """
 
 from __future__ import annotations
@@ -190,3 +191,25 @@ def test_backup_copies_records_with_exactly_its_grants_and_no_credential_shows(p
         shown = [secret[:4] + "…" for secret in secrets if secret in text]
         assert not shown, f"{where} shows a credential: {shown}"
     assert "client-replicator.properties" in demo.output()
+
+
+def test_a_restarted_demo_keeps_backup_secured_and_replicating(demo: Demo) -> None:
+    """Ctrl-C, then `manage.py demo` again on the same state: backup's credentials are registered again, its flow
+    copies records again, and the second run prints no credential either."""
+    assert stop_demo(demo) == 0, demo.output()[-3000:]
+    again = start_demo(demo.state_dir, web_port=int(demo.url.rsplit(":", 1)[1]), broker_port_base=_broker_base(demo))
+    try:
+        assert "demo flows: present" in again.output()
+        admin = _properties(again, "admin")
+        before = _copied(admin)
+        wait_until(lambda: _copied(admin) >= before + 100, timeout=180, interval=2, what="records copied after restart")
+        assert _replicator_acls(admin) == EXPECTED_ACLS
+    finally:
+        assert stop_demo(again) == 0, again.output()[-3000:]
+    output = again.output()
+    assert "PRIVATE KEY" not in output
+    assert not [secret[:4] for secret in _secrets(again) if secret in output]
+
+
+def _broker_base(demo: Demo) -> int:
+    return min(int(bootstrap.rsplit(":", 1)[1]) for bootstrap in demo.bootstraps.values())
