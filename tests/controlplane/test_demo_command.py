@@ -171,3 +171,25 @@ def test_without_maven_the_demo_says_so_and_runs_kafka_2_3_0(
     monkeypatch.setenv(VERSION_ENV, "4.3.1")
     with pytest.raises(CommandError, match=r"local Kafka 4\.3\.1 is not available: .*apt-get install maven"):
         command._local_kafka(LocalKafka, 41092, 41181)
+
+
+def test_backup_is_scram_over_tls_on_kraft_and_plaintext_on_kafka_2_3_0_which_says_so() -> None:
+    import io
+    from types import SimpleNamespace
+
+    from controlplane.demo.management.commands.demo import Command
+    from localkafka.security import Security
+
+    def choices(version: str, kraft: bool) -> tuple[dict[str, Security], str]:
+        command = Command(stdout=io.StringIO(), stderr=io.StringIO())
+        kafka = SimpleNamespace(version=version, runtime=lambda: SimpleNamespace(kraft=kraft))
+        made = command._cluster_choices(kafka)  # type: ignore[arg-type]
+        assert {choice.version for choice in made.values()} == {version}
+        return {alias: choice.security for alias, choice in made.items()}, command.stderr.getvalue()  # type: ignore[attr-defined]
+
+    secured, warning = choices("4.3.1", kraft=True)
+    assert secured == {"us-west": Security.PLAINTEXT, "us-east": Security.PLAINTEXT, "backup": Security.SCRAM}
+    assert warning == ""
+    plain, warning = choices("2.3.0", kraft=False)
+    assert set(plain.values()) == {Security.PLAINTEXT}
+    assert "backup runs on PLAINTEXT" in warning and "needs KRaft" in warning

@@ -24,9 +24,13 @@ from controlplane.demo.services.traffic import TRAFFIC_CLUSTER
 from localkafka.traffic import TrafficControl, demo_control_dir
 
 if TYPE_CHECKING:
+    from controlplane.demo.demo_data import SecuredCluster
     from localkafka import LocalKafka
+    from localkafka.manager import ClusterChoice
 
 DEMO_CLUSTERS = ["us-west", "us-east", "backup"]
+# SASL_SSL with SCRAM-SHA-512, registered as the least-privilege principal; the others stay PLAINTEXT.
+SECURED_CLUSTER = "backup"
 ADMIN_USERNAME = "admin"
 HEALTH_TIMEOUT_SECONDS = 60.0
 
@@ -72,6 +76,7 @@ class Command(BaseCommand):
         )
 
     bootstraps: dict[str, str] = {}
+    secured: dict[str, SecuredCluster] = {}
 
     def handle(self, *args: Any, **options: Any) -> None:
         signals = _StopSignals()
@@ -98,7 +103,7 @@ class Command(BaseCommand):
         if self.bootstraps:
             from controlplane.demo.demo_data import seed
 
-            created = seed(self.bootstraps)
+            created = seed(self.bootstraps, self.secured)
             self.stdout.write(f"Registered clusters {', '.join(self.bootstraps)}; demo flows: {created or 'present'}")
         children = stack.enter_context(ProcessGroup())
         TrafficControl(demo_control_dir(settings.STATE_DIR)).reset()  # a new demo's traffic starts unpaused
@@ -123,12 +128,38 @@ class Command(BaseCommand):
         stack.callback(kafka.down)
         self.stdout.write(f"Starting local Kafka {kafka.version} clusters {', '.join(DEMO_CLUSTERS)} ...")
         try:
-            bootstraps = kafka.up(DEMO_CLUSTERS)
+            bootstraps = kafka.up(self._cluster_choices(kafka))
         except Exception as exc:  # any start-up failure ends the demo with its message, not a traceback
             raise CommandError(f"local Kafka did not start: {exc}") from exc
         for alias, bootstrap in bootstraps.items():
             self.stdout.write(f"{alias}={bootstrap}")
         self.bootstraps = bootstraps
+        self.secured = _secured_clusters(kafka)
+        for alias in self.secured:
+            # The paths only: the files hold the passwords, which are never printed.
+            files = ", ".join(f"{who}: {path}" for who, path in kafka.client_properties(alias).items())
+            self.stdout.write(f"{alias}: SASL_SSL with SCRAM-SHA-512; client properties files ({files})")
+
+    def _cluster_choices(self, kafka: LocalKafka) -> dict[str, ClusterChoice]:
+        """backup on SCRAM over TLS; on Kafka 2.3.0 (no KRaft, so no secured local cluster) every cluster is
+        PLAINTEXT, and the demo says so."""
+        from localkafka.manager import ClusterChoice
+        from localkafka.security import Security
+
+        secured = kafka.runtime().kraft
+        if not secured:
+            self.stderr.write(
+                self.style.WARNING(
+                    f"{SECURED_CLUSTER} runs on PLAINTEXT: Kafka {kafka.version} "
+                    "cannot run a secured local cluster (it needs KRaft, Kafka 3.x or 4.x)"
+                )
+            )
+        return {
+            alias: ClusterChoice(
+                kafka.version, Security.SCRAM if secured and alias == SECURED_CLUSTER else Security.PLAINTEXT
+            )
+            for alias in DEMO_CLUSTERS
+        }
 
     def _local_kafka(self, local_kafka: type[LocalKafka], broker_port_base: int, zk_port_base: int) -> LocalKafka:
         """The default Kafka 4 comes from Maven Central through Maven; on a machine without Maven (and with no
@@ -150,6 +181,17 @@ class Command(BaseCommand):
             )
             kafka = local_kafka(state, broker_port_base, zk_port_base, version=LEGACY_KAFKA_VERSION)
         return kafka
+
+
+def _secured_clusters(kafka: LocalKafka) -> dict[str, SecuredCluster]:
+    from controlplane.demo.demo_data import SecuredCluster
+    from localkafka.security import ADMIN, REPLICATOR, Security
+
+    return {
+        alias: SecuredCluster(REPLICATOR, kafka.client_config(alias, REPLICATOR), kafka.client_config(alias, ADMIN))
+        for alias, security in kafka.securities().items()
+        if alias in DEMO_CLUSTERS and security is Security.SCRAM
+    }
 
 
 DEMO_GROUP = "billing"  # reads orders and payments on us-west while the demo's traffic runs
