@@ -30,7 +30,7 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from replication.config import FlowConfig
-from replication.errors import ReplicationError
+from replication.errors import ReplicationError, named_refusal
 from replication.kafka.clients import ClientFactory
 from replication.kafka.diagnosis import probe
 from replication.kafka.internaltopics import (
@@ -110,7 +110,9 @@ def provision_flow(
                 NewTopic(t.name, 1, effective_replication_factor(admin, t.replication_factor), config=t.config)
                 for t in wanted
             ]
-            create_missing(admin, new, deadline, clock)
+            create_missing(
+                admin, new, deadline, clock, cluster=(flow.source if role == "source" else flow.target).alias
+            )
     sync = TopicSync(flow, admins["source"], admins["target"])
     sources = sync.source_topics()
     sync.ensure_remote_topics(sources)
@@ -135,9 +137,14 @@ def provision_flow(
 
 
 def create_missing(
-    admin: AdminClient, topics: list[NewTopic], deadline: float, clock: Callable[[], float] = time.monotonic
+    admin: AdminClient,
+    topics: list[NewTopic],
+    deadline: float,
+    clock: Callable[[], float] = time.monotonic,
+    cluster: str = "the cluster",
 ) -> list[str]:
-    """Create each topic unless it exists; returns the names created by this call."""
+    """Create each topic unless it exists; returns the names created by this call. A refusal names the ACL it lacks
+    (CREATE on the topic, on `cluster`)."""
     existing = admin.list_topics(timeout=_remaining(deadline, clock)).topics
     new = [t for t in topics if t.topic not in existing]
     if not new:
@@ -149,7 +156,8 @@ def create_missing(
             created.append(name)
         except KafkaException as exc:
             if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
-                raise ProvisioningError(f"creating topic {name}: {exc.args[0].str()}") from exc
+                error = named_refusal(exc, cluster, "CREATE", name).args[0]
+                raise ProvisioningError(f"creating topic {name}: {error.str()}") from exc
         except TimeoutError:  # a busy controller answers late; the caller waits for the topic's metadata
             log.warning("the creation of topic %s was not answered before the deadline; awaiting its metadata", name)
     log.info("created topics %s", created)

@@ -11,7 +11,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import NewTopic
 
-from replication.kafka.provisioning import wait_for_metadata
+from replication.kafka.provisioning import ProvisioningError, create_missing, wait_for_metadata
 from replication.kafka.topicsync import MAX_TOPIC_NAME, TopicSync
 from tests.replication.fakes import flow
 
@@ -164,3 +164,14 @@ def _failed(code: int) -> Future[Any]:
     future: Future[Any] = Future()
     future.set_exception(KafkaException(KafkaError(code)))
     return future
+
+
+def test_provisioning_names_the_create_acl_a_refused_internal_topic_lacks() -> None:
+    admin = _Admin({})
+    admin.create_topics = lambda new: {n.topic: _failed(KafkaError.TOPIC_AUTHORIZATION_FAILED) for n in new}  # type: ignore[attr-defined]
+    with pytest.raises(ProvisioningError) as raised:
+        create_missing(admin, [NewTopic("heartbeats", 1, 1)], deadline=1e12, cluster="backup")  # type: ignore[arg-type]
+    assert str(raised.value) == (
+        "creating topic heartbeats: backup refused CREATE on TOPIC heartbeats (TOPIC_AUTHORIZATION_FAILED): "
+        "grant it to the flow's principal"
+    )
