@@ -193,6 +193,7 @@ def test_backup_copies_records_with_exactly_its_grants_and_no_credential_shows(p
     assert "client-replicator.properties" in demo.output()
 
 
+@pytest.mark.slow  # a second demo start (2-3 min under CI's load): make test-faults
 def test_a_restarted_demo_keeps_backup_secured_and_replicating(demo: Demo) -> None:
     """Ctrl-C, then `manage.py demo` again on the same state: backup's credentials are registered again, its flow
     copies records again, and the second run prints no credential either."""
