@@ -80,15 +80,8 @@ _SUPPORT_VALUES = ("enabled", "preparing", "disabled")
 WORKER_PROPERTIES = frozenset({EXACTLY_ONCE_SUPPORT})
 # Flow properties that MM2 reads as a Connect worker setting, so `<alias>.name` sets them for the flows into alias.
 CLUSTER_FLOW_PROPERTIES = frozenset({"offset.flush.interval.ms"})
-USE_DEFAULTS_FROM = "use.defaults.from"
-_DEFAULTS_FROM = {
-    "target": "Mirrorplane's behaviour: a remote topic takes the target's default for every config the source topic "
-    "leaves at its default",
-    "source": "not implemented: a remote topic takes the target's default for every config the source topic leaves "
-    "at its default, as with use.defaults.from = target",
-}
 log = logging.getLogger(__name__)
-_GLOBAL = frozenset({*IGNORED_PROPERTIES, *WORKER_PROPERTIES, USE_DEFAULTS_FROM})
+_GLOBAL = frozenset({*IGNORED_PROPERTIES, *WORKER_PROPERTIES})
 REDACTED = "********"
 _SECRET_MARKERS = ("password", "secret", "sasl.jaas.config", "ssl.key")
 _INT = re.compile(r"[+-]?[0-9]+")
@@ -220,10 +213,6 @@ def _add(scope: _Scope, key: str, name: str, value: str, kind: str, notes: list[
         if value_kind == "int" and not _INT.fullmatch(value):
             raise ConfigError(key, f"expected an integer, got {value!r}")
         notes.append((key, reason, logging.INFO))
-    elif name == USE_DEFAULTS_FROM:
-        if value not in _DEFAULTS_FROM:
-            raise ConfigError(key, f"expected source or target, got {value!r}")
-        notes.append((key, _DEFAULTS_FROM[value], logging.WARNING if value == "source" else logging.INFO))
     elif name in WORKER_PROPERTIES:
         _add_worker(scope, key, name, value, kind, notes)
     elif kind == "cluster" and name in CLUSTER_FLOW_PROPERTIES:

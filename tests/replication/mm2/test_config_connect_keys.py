@@ -85,23 +85,19 @@ def test_keys_without_effect_are_logged_once_each_as_written_with_the_reason(cap
         "checkpoints.topic.replication.factor",
         "offset.storage.replication.factor",
         "offset.lag.max",
-        "use.defaults.from",
         "primary->backup.offset.lag.max",
     ]
     lines = [record.getMessage() for record in caplog.records]
-    assert len(lines) == 6
+    assert len(lines) == 5
     assert lines[3].startswith("offset.lag.max: no effect in Mirrorplane: MM2 writes an offset sync")
     assert "translation is exact" in lines[3]
 
 
-def test_use_defaults_from_source_is_accepted_with_a_warning_that_it_is_not_implemented(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    with caplog.at_level(logging.INFO, logger="replication.mm2.config"):
-        load(PRIMARY_BACKUP + "use.defaults.from = source\n")
-    (record,) = caplog.records
-    assert record.levelno == logging.WARNING
-    assert record.getMessage().startswith("use.defaults.from: no effect in Mirrorplane: not implemented")
+def test_use_defaults_from_is_a_flow_property_set_globally_or_per_flow() -> None:
+    flows = load(PRIMARY_BACKUP + "use.defaults.from = source\nbackup->primary.use.defaults.from = target\n")
+    assert flows["primary->backup"].use_defaults_from == "source"
+    assert flows["backup->primary"].use_defaults_from == "target"
+    assert load(PRIMARY_BACKUP)["primary->backup"].use_defaults_from == "target"  # MM2's default
 
 
 @pytest.mark.parametrize(
@@ -109,7 +105,7 @@ def test_use_defaults_from_source_is_accepted_with_a_warning_that_it_is_not_impl
     [
         ("offset.lag.max = lots", "offset.lag.max", "expected an integer, got 'lots'"),
         ("primary.offset.lag.max = 1.5", "primary.offset.lag.max", "expected an integer, got '1.5'"),
-        ("use.defaults.from = both", "use.defaults.from", "expected source or target, got 'both'"),
+        ("use.defaults.from = both", "use.defaults.from", "'both' is not one of source, target"),
         ("exactly.once.source.support = on", "exactly.once.source.support", "expected one of enabled, preparing"),
         ("offset.lag.maximum = 1", "offset.lag.maximum", "unknown property"),
         ("backup.offset.flush.timeout = 1", "backup.offset.flush.timeout", "unknown property"),
