@@ -7,6 +7,8 @@
     tasks.max = 2                                   # a flow property for every flow ...
     us-west->us-east.enabled = true
     us-west->us-east.tasks.max = 4                  # ... and for one flow, which wins
+    us-east.exactly.once.source.support = enabled   # a Connect worker key: the flows into us-east
+    offset.lag.max = 100                            # MM2's, without effect here: accepted and logged
 
 Property names are those of FlowConfig's field metadata (config.PROPERTIES).
 Every error is a ConfigError naming the property as it was written.
