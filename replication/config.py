@@ -141,6 +141,13 @@ class FlowConfig:
         DEFAULT_CONFIG_PROPERTIES_EXCLUDE,
         "regular expressions of topic configs never synced",
     )
+    use_defaults_from: str = _mm2(
+        "use.defaults.from",
+        "target",
+        "for a config the source topic leaves at its default: source copies the source's default to the remote "
+        "topic, target leaves the target's default",
+        choices=("source", "target"),
+    )
     refresh_topics_enabled: bool = _mm2("refresh.topics.enabled", True, "look for new source topics")
     refresh_topics_interval_seconds: float = _seconds(
         "refresh.topics.interval.seconds", 600.0, "seconds between looks for new source topics"

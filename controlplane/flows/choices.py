@@ -15,6 +15,11 @@ class OffsetSyncsTopicLocation(models.TextChoices):
     TARGET = "target", "target"
 
 
+class UseDefaultsFrom(models.TextChoices):
+    SOURCE = "source", "source: copy the source's default"
+    TARGET = "target", "target: keep the target's default"
+
+
 class OnDataLoss(models.TextChoices):
     FAIL = "fail", "fail: stop the task"
     CONTINUE = "continue", "continue: report, then resume at the log start"

@@ -67,6 +67,7 @@ class ImportResult:
     items: list[Item]
     clusters: list[Cluster]
     flows: list[Flow]
+    ignored: list[str] = field(default_factory=list)  # keys accepted without effect: `line 7: offset.lag.max: ...`
 
     @property
     def counts(self) -> dict[str, dict[str, int]]:
@@ -111,8 +112,9 @@ def import_properties(text: str, actor: Any, *, dry_run: bool = False, expect: s
     props = parse_properties(text, errors)
     lines = Lines(property_lines(text, []))
     named: dict[str, ClusterConfig] = {}
+    notes: list[tuple[str, str]] = []
     try:
-        configs = load_flows(props, errors, named)
+        configs = load_flows(props, errors, named, notes)
     except ConfigError as exc:  # the `clusters` list itself
         configs, errors = [], [*errors, exc]
     # A refused file: the clusters of its refused flows are checked too, so their errors are named in this answer.
@@ -126,14 +128,15 @@ def import_properties(text: str, actor: Any, *, dry_run: bool = False, expect: s
     fingerprint = digest(text, plan.items)
     if expect is not None and expect != fingerprint:
         raise PreviewOutdated("the import would now differ from the preview: preview the file again")
+    ignored = lines.located(notes)
     if dry_run:
-        return ImportResult(True, fingerprint, plan.items, [], [])
+        return ImportResult(True, fingerprint, plan.items, [], [], ignored)
     try:
         with transaction.atomic():
             plan.write(actor)
     except IntegrityError:  # a concurrent request created one of these clusters or flows since the validation
         raise ValidationError({"properties": ["a cluster or flow of this file was created meanwhile; retry"]}) from None
-    return ImportResult(False, fingerprint, plan.items, plan.clusters, plan.flows)
+    return ImportResult(False, fingerprint, plan.items, plan.clusters, plan.flows, ignored)
 
 
 @dataclass

@@ -11,7 +11,7 @@ from django.db import models
 
 from controlplane.clusters.models import Cluster
 from controlplane.flows import defaults as d
-from controlplane.flows.choices import OffsetSyncsTopicLocation, OnDataLoss, ReplicationPolicyClass
+from controlplane.flows.choices import OffsetSyncsTopicLocation, OnDataLoss, ReplicationPolicyClass, UseDefaultsFrom
 
 _POSITIVE = [MinValueValidator(0.001)]
 
@@ -50,6 +50,7 @@ class Flow(models.Model):
     sync_topic_acls_enabled = _enabled("sync_topic_acls_enabled")
     sync_topic_acls_interval_seconds = _seconds("sync_topic_acls_interval_seconds")
     config_properties_exclude = models.JSONField(default=d.default_config_properties_exclude)
+    use_defaults_from = models.CharField(max_length=8, choices=UseDefaultsFrom.choices, default=UseDefaultsFrom.TARGET)
     refresh_topics_enabled = _enabled("refresh_topics_enabled")
     refresh_topics_interval_seconds = _seconds("refresh_topics_interval_seconds")
     refresh_groups_interval_seconds = _seconds("refresh_groups_interval_seconds")

@@ -55,7 +55,9 @@ def consumer_config(flow: FlowConfig, task_id: int) -> dict[str, Any]:
             "isolation.level": "read_committed" if flow.exactly_once else "read_uncommitted",
         }
     )
-    config.update(flow.consumer_overrides)
+    # auto.offset.reset only chooses where a partition without a stored position starts (dataloss.check_start);
+    # the client keeps "error", so a position that leaves the log while running is never jumped over silently.
+    config.update({key: value for key, value in flow.consumer_overrides.items() if key != "auto.offset.reset"})
     return config
 
 

@@ -153,9 +153,12 @@ class TopicSync:
         return [t for t in topics if self.remote_topic(t) not in existing]
 
     def source_configs(self, topics: Iterable[str]) -> dict[str, dict[str, str]]:
-        """Topic-level overrides at the source, minus `config.properties.exclude`."""
+        """Topic-level overrides at the source, minus `config.properties.exclude`; with `use.defaults.from =
+        source`, also each config the topic leaves at the source's default (MM2's shouldReplicateSourceDefault), so
+        that the remote topic gets the source's value instead of the target's default."""
         result: dict[str, dict[str, str]] = {}
-        for resource, entries in _described(self.source, self.flow.source.alias, list(topics)):
+        defaults = self.flow.use_defaults_from == "source"
+        for resource, entries in _described(self.source, self.flow.source.alias, list(topics), defaults):
             result[resource] = {
                 name: value for name, value in entries.items() if not self._config_exclude.fullmatch(name)
             }
@@ -276,8 +279,11 @@ def _resource_name(key: Any) -> str:
     return str(getattr(key, "name", None) or getattr(key, "topic", None) or key)
 
 
-def _described(admin: AdminClient, cluster: str, topics: list[str]) -> Iterator[tuple[str, dict[str, str]]]:
-    """Each topic's dynamic (topic-level) config overrides, asked in batches: one request for a thousand topics
+def _described(
+    admin: AdminClient, cluster: str, topics: list[str], defaults: bool = False
+) -> Iterator[tuple[str, dict[str, str]]]:
+    """Each topic's dynamic (topic-level) config overrides, and with ``defaults`` its configs at their default
+    (neither read-only nor sensitive, as MM2 syncs them), asked in batches: one request for a thousand topics
     outlasted its wait on a busy broker (a 10,000-partition flow's start). A refusal names the ACL (on
     `cluster`)."""
     for batch in _batches(topics):
@@ -293,9 +299,18 @@ def _described(admin: AdminClient, cluster: str, topics: list[str]) -> Iterator[
                 {
                     name: entry.value
                     for name, entry in entries.items()
-                    if entry.source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value and entry.value is not None
+                    if entry.value is not None
+                    and (
+                        entry.source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value or (defaults and _copied_default(entry))
+                    )
                 },
             )
+
+
+def _copied_default(entry: Any) -> bool:  # a ConfigEntry, whose source is an int: the stubs say ConfigSource
+    """A config at its default that `use.defaults.from = source` copies: not a read-only one (a target refuses
+    it), nor a sensitive one (its value reads None)."""
+    return bool(entry.source == ConfigSource.DEFAULT_CONFIG.value and not entry.is_read_only and not entry.is_sensitive)
 
 
 def _batches(items: list[T]) -> Iterator[list[T]]:

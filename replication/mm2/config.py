@@ -7,6 +7,8 @@
     tasks.max = 2                                   # a flow property for every flow ...
     us-west->us-east.enabled = true
     us-west->us-east.tasks.max = 4                  # ... and for one flow, which wins
+    us-east.exactly.once.source.support = enabled   # a Connect worker key: the flows into us-east
+    offset.lag.max = 100                            # MM2's, without effect here: accepted and logged
 
 Property names are those of FlowConfig's field metadata (config.PROPERTIES).
 Every error is a ConfigError naming the property as it was written.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from os import PathLike
@@ -43,26 +46,44 @@ LEGACY_NAMES = {
     "refresh.topics": "refresh.topics.enabled",
 }
 
-# Accepted and dropped, globally, per cluster or per flow. Real MM2 files carry them, but they size MM2's own
-# internal topics or configure the Connect runtime (storage topics, converters), and Mirrorplane runs no Connect
-# worker and takes no internal-topic sizing from a flow's properties. Refusing them would make porting a chore;
-# anything not listed here or in FlowConfig is refused, so a typo never passes silently.
-IGNORED_PROPERTIES = frozenset(
-    {
-        "checkpoints.topic.replication.factor",
-        "heartbeats.topic.replication.factor",
-        "offset-syncs.topic.replication.factor",
-        "offset.storage.replication.factor",
-        "status.storage.replication.factor",
-        "config.storage.replication.factor",
-        "offset.storage.topic",
-        "status.storage.topic",
-        "config.storage.topic",
-        "key.converter",
-        "value.converter",
-        "header.converter",
-    }
-)
+# Keys of MM2 or of its Connect runtime that change nothing in Mirrorplane: accepted globally, per cluster or per
+# flow, each logged once as written with the reason here, and its value checked (`int` or `str`). Mirrorplane runs
+# no Connect worker and takes no internal-topic sizing from a flow's properties; refusing these would make porting
+# a chore. Anything neither here nor mapped (FlowConfig, WORKER_PROPERTIES, the cluster's client settings) is
+# refused, so a typo never passes silently.
+_NO_WORKER = "a Connect worker setting; Mirrorplane runs no Connect worker"
+_NO_INTERNAL = "sizes an MM2 internal topic; Mirrorplane creates its internal topics with the target's defaults"
+IGNORED_PROPERTIES: dict[str, tuple[str, str]] = {
+    "checkpoints.topic.replication.factor": (_NO_INTERNAL, "int"),
+    "heartbeats.topic.replication.factor": (_NO_INTERNAL, "int"),
+    "offset-syncs.topic.replication.factor": (_NO_INTERNAL, "int"),
+    "offset.storage.replication.factor": (f"{_NO_WORKER} (its offsets topic)", "int"),
+    "status.storage.replication.factor": (f"{_NO_WORKER} (its status topic)", "int"),
+    "config.storage.replication.factor": (f"{_NO_WORKER} (its config topic)", "int"),
+    "offset.storage.topic": (f"{_NO_WORKER} (its offsets topic)", "str"),
+    "status.storage.topic": (f"{_NO_WORKER} (its status topic)", "str"),
+    "config.storage.topic": (f"{_NO_WORKER} (its config topic)", "str"),
+    "key.converter": (f"{_NO_WORKER}; records are copied as bytes, as MM2's ByteArrayConverter does", "str"),
+    "value.converter": (f"{_NO_WORKER}; records are copied as bytes, as MM2's ByteArrayConverter does", "str"),
+    "header.converter": (f"{_NO_WORKER}; headers are copied as bytes, as MM2's ByteArrayConverter does", "str"),
+    "offset.flush.timeout.ms": (f"{_NO_WORKER}; a task commits its position with the target's acknowledgement", "int"),
+    "dedicated.mode.enable.internal.rest": (f"{_NO_WORKER} and no REST server between MM2 nodes", "str"),
+    "offset.lag.max": (
+        "MM2 writes an offset sync once the downstream offset drifts this far; Mirrorplane writes one at every break "
+        "in the offset mapping and at each commit, so translation is exact and has no lag to bound",
+        "int",
+    ),
+    "max.tasks": ("not an MM2 property (MM2's own integration tests set it; MM2 reads tasks.max)", "str"),
+}
+# Connect worker settings with a meaning here, set globally or for the worker of one target cluster
+# (`<alias>.exactly.once.source.support`): in MM2's dedicated mode that worker runs the flows into that cluster.
+EXACTLY_ONCE_SUPPORT = "exactly.once.source.support"
+_SUPPORT_VALUES = ("enabled", "preparing", "disabled")
+WORKER_PROPERTIES = frozenset({EXACTLY_ONCE_SUPPORT})
+# Flow properties that MM2 reads as a Connect worker setting, so `<alias>.name` sets them for the flows into alias.
+CLUSTER_FLOW_PROPERTIES = frozenset({"offset.flush.interval.ms"})
+log = logging.getLogger(__name__)
+_GLOBAL = frozenset({*IGNORED_PROPERTIES, *WORKER_PROPERTIES})
 REDACTED = "********"
 _SECRET_MARKERS = ("password", "secret", "sasl.jaas.config", "ssl.key")
 _INT = re.compile(r"[+-]?[0-9]+")
@@ -80,6 +101,7 @@ class _Scope:
     client: dict[str, str] = dataclasses.field(default_factory=dict)
     producer: dict[str, str] = dataclasses.field(default_factory=dict)
     consumer: dict[str, str] = dataclasses.field(default_factory=dict)
+    worker: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # WORKER_PROPERTIES, as in props
     mentioned: bool = False  # by a property other than `enabled`
 
 
@@ -87,19 +109,27 @@ def load_flows(
     props: Mapping[str, str],
     errors: list[ConfigError] | None = None,
     named: dict[str, ClusterConfig] | None = None,
+    notes: list[tuple[str, str]] | None = None,
 ) -> list[FlowConfig]:
     """The flows a MirrorMaker 2 properties file defines, in the order the file first mentions them.
 
     Without ``errors`` the first ConfigError is raised; with it, every error is appended there (one per property,
     per cluster's client settings and per flow) and only the flows without errors are returned. ``named``, when
     given, gets every cluster a flow key of the file names, the refused flows' too, so a caller can check them all.
+    Each key accepted without effect here (IGNORED_PROPERTIES, ...) is logged once, and appended to ``notes`` as
+    (key as written, why it has no effect) when given.
     """
     aliases = _cluster_aliases(props.get("clusters", ""))
     everywhere, clusters = _Scope(), {alias: _Scope() for alias in aliases}
     flows: dict[tuple[str, str], _Scope] = {}
+    found: list[tuple[str, str, int]] = []
     for key, value in props.items():
         with _reporting(errors):
-            _read(key, value, aliases, everywhere, clusters, flows)
+            _read(key, value, aliases, everywhere, clusters, flows, found)
+    for key, reason, level in found:
+        log.log(level, "%s: no effect in Mirrorplane: %s", key, reason)
+    if notes is not None:
+        notes += [(key, reason) for key, reason, _ in found]
     for alias, cluster in clusters.items():
         for prefix, settings in (
             ("", cluster.client),
@@ -138,16 +168,17 @@ def _read(
     everywhere: _Scope,
     clusters: dict[str, _Scope],
     flows: dict[tuple[str, str], _Scope],
+    notes: list[tuple[str, str, int]],
 ) -> None:
     if key == "clusters":
         return
     if "->" in key:
         source, target, name = _split_flow_key(key, aliases)
-        _add(flows.setdefault((source, target), _Scope()), key, name, value, "flow")
-    elif key in IGNORED_PROPERTIES or LEGACY_NAMES.get(key, key) in _NAMED:
-        _add(everywhere, key, key, value, "global")
+        _add(flows.setdefault((source, target), _Scope()), key, name, value, "flow", notes)
+    elif key in _GLOBAL or LEGACY_NAMES.get(key, key) in _NAMED:
+        _add(everywhere, key, key, value, "global", notes)
     elif alias := _alias_prefix(key, aliases):
-        _add(clusters[alias], key, key[len(alias) + 1 :], value, "cluster")
+        _add(clusters[alias], key, key[len(alias) + 1 :], value, "cluster", notes)
     else:
         raise ConfigError(key, "unknown property")
 
@@ -177,10 +208,17 @@ def _alias_prefix(key: str, aliases: dict[str, None]) -> str | None:
     return next((key[:end] for end in reversed(ends) if key[:end] in aliases), None)
 
 
-def _add(scope: _Scope, key: str, name: str, value: str, kind: str) -> None:
+def _add(scope: _Scope, key: str, name: str, value: str, kind: str, notes: list[tuple[str, str, int]]) -> None:
     canonical = LEGACY_NAMES.get(name, name)
     if name in IGNORED_PROPERTIES:
-        pass
+        reason, value_kind = IGNORED_PROPERTIES[name]
+        if value_kind == "int" and not _INT.fullmatch(value):
+            raise ConfigError(key, f"expected an integer, got {value!r}")
+        notes.append((key, reason, logging.INFO))
+    elif name in WORKER_PROPERTIES:
+        _add_worker(scope, key, name, value, kind, notes)
+    elif kind == "cluster" and name in CLUSTER_FLOW_PROPERTIES:
+        scope.props[name] = (key, value)  # for the flows into this cluster
     elif kind != "global" and name.startswith(("producer.", "consumer.")):
         overrides = scope.producer if name.startswith("producer.") else scope.consumer
         overrides[name.split(".", 1)[1]] = value
@@ -193,6 +231,36 @@ def _add(scope: _Scope, key: str, name: str, value: str, kind: str) -> None:
     else:
         raise ConfigError(key, "unknown property")
     scope.mentioned = scope.mentioned or canonical != "enabled"
+
+
+def _add_worker(scope: _Scope, key: str, name: str, value: str, kind: str, notes: list[tuple[str, str, int]]) -> None:
+    """A Connect worker setting, global or for the worker of one target cluster, never for one flow."""
+    if kind == "flow":
+        raise ConfigError(
+            key, f"a Connect worker setting: set it globally or for the target cluster, as <alias>.{name}"
+        )
+    support = value.lower()  # Connect reads it case-insensitively
+    if support not in _SUPPORT_VALUES:
+        raise ConfigError(key, f"expected one of {', '.join(_SUPPORT_VALUES)}, got {value!r}")
+    if support == "preparing":
+        reason = (
+            "Connect's step of a rolling upgrade to exactly-once (workers fence out zombie producers, tasks do not yet "
+            "write transactions); Mirrorplane has no workers to upgrade one by one, so these flows run at least once "
+            "until it is enabled"
+        )
+        notes.append((key, reason, logging.INFO))
+    scope.worker[name] = (key, support)
+
+
+def _exactly_once(fields: dict[str, Any], merged: Mapping[str, tuple[str, str]], support: tuple[str, str]) -> None:
+    """Map exactly.once.source.support onto the flow's exactly_once; a flow's own `exactly.once` wins, unless the
+    two say opposite things (enabled against false, disabled against true)."""
+    support_key, value = support
+    if "exactly.once" not in merged:
+        fields["exactly_once"] = value == "enabled"
+    elif "exactly_once" in fields and value != "preparing" and fields["exactly_once"] != (value == "enabled"):
+        own_key, own = merged["exactly.once"]
+        raise ConfigError(own_key, f"{own_key} = {own} contradicts {support_key} = {value}: remove one of them")
 
 
 def _build_flow(
@@ -213,11 +281,17 @@ def _build_flow(
         _check_client(f"{source}->{target}.producer.", flow.producer)
     with _reporting(found if errors is not None else None):
         _check_client(f"{source}->{target}.consumer.", flow.consumer)
-    merged = {**everywhere.props, **flow.props}  # the flow's own setting wins
-    fields = {}
+    # The flow's own setting wins over its target worker's (`<target>.offset.flush.interval.ms`), which wins over
+    # the global one.
+    merged = {**everywhere.props, **clusters[target].props, **flow.props}
+    fields: dict[str, Any] = {}
     for name, (key, raw) in merged.items():
         with _reporting(found if errors is not None else None):
             fields[_NAMED[name].field] = _convert(name, key, raw)
+    support = clusters[target].worker.get(EXACTLY_ONCE_SUPPORT) or everywhere.worker.get(EXACTLY_ONCE_SUPPORT)
+    if support is not None:
+        with _reporting(found if errors is not None else None):
+            _exactly_once(fields, merged, support)
     if errors is not None:  # FlowConfig would name only the first property that is wrong
         for field, value in fields.items():
             with _reporting(found):

@@ -21,6 +21,17 @@ class DataLossError(RuntimeError):
         self.resume_at = resume_at
 
 
+# librdkafka's spellings of the log's end for auto.offset.reset (MM2's Java consumer says `latest`).
+_AT_END = frozenset({"latest", "largest", "end"})
+
+
+def starts_at_end(flow: FlowConfig) -> bool:
+    """Whether a partition without a stored position starts at the source's end offset: the flow's consumer has
+    `auto.offset.reset = latest` (`<source>.consumer.auto.offset.reset` in an MM2 file). Otherwise it starts at the
+    log start, as MM2's consumer does by default (earliest)."""
+    return flow.consumer_overrides.get("auto.offset.reset", "earliest").strip().lower() in _AT_END
+
+
 @dataclass(frozen=True)
 class StartPosition:
     offset: int
@@ -30,9 +41,10 @@ class StartPosition:
 def check_start(
     flow: FlowConfig, topic: str, partition: int, stored: Position | None, low: int, high: int
 ) -> StartPosition:
-    """Where to resume a partition, given its stored position and the source's current offsets."""
+    """Where to resume a partition, given its stored position and the source's current offsets. A stored position
+    always wins; without one, the log start, or the end (``high``) when the consumer says latest."""
     if stored is None:
-        return StartPosition(low)
+        return StartPosition(high if starts_at_end(flow) else low)
     position = stored.next_offset
     if position < low:
         return StartPosition(low, retention_gap(topic, partition, position, low))

@@ -62,7 +62,7 @@ def plan_start(
 ) -> StartPlan:
     """The plan for a partition whose source check gave `start`, given the target partition's end offset."""
     down = None if stored is None or stored.remote != remote else stored.downstream
-    if end == 0 and start > low and (down is None or down > 0):
+    if stored is not None and end == 0 and start > low and (down is None or down > 0):
         return StartPlan(low, recreated=True)
     if stored is None or start != stored.next_offset or flow.exactly_once:
         return StartPlan(start)

@@ -146,6 +146,10 @@ class ImportResultSerializer(serializers.Serializer[Any]):
     items = ImportItemSerializer(many=True, help_text="the clusters, then the flows, in the file's order")
     clusters = ClusterSerializer(many=True, help_text="the file's clusters as saved; empty on a dry run")
     flows = FlowSerializer(many=True, help_text="the file's flows as saved; empty on a dry run")
+    ignored = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="each MM2 or Connect key of the file that has no effect here, with its line and the reason",
+    )
 
 
 class CheckpointsQuerySerializer(serializers.Serializer[dict[str, Any]]):

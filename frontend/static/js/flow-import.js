@@ -61,9 +61,14 @@ function render(answer, kind, headline, after = "") {
   for (const c of answer.clusters) links[`cluster:${c.alias}`] = `/clusters/${c.id}/`;
   for (const f of answer.flows) links[`flow:${f.name}`] = `/flows/${f.id}/`;
   const summary = `${headline} ${tally(answer.counts.clusters, "cluster")}; ${tally(answer.counts.flows, "flow")}.${after}`;
+  // The file's MM2 or Connect keys that change nothing here, each with its line and why.
+  const ignored = answer.ignored.length
+    ? el("ul", { class: "problems muted", "data-ignored": "" }, answer.ignored.map((note) => el("li", {}, note)))
+    : null;
   clear(
     result,
     alert(kind, summary),
+    ignored,
     el(
       "div",
       { class: "scroll" },

@@ -360,3 +360,57 @@ def test_a_line_without_a_name_is_one_error_among_the_others_in_line_order(api: 
         "line 14: us-west->us-east.tasks.max: expected an integer, got 'many'",
     ]
     assert not Cluster.objects.exists()
+
+
+# The keys of MM2's integration tests (MirrorConnectorsIntegrationBaseTest, ...ExactlyOnceTest) beside the KIP's.
+MM2_INTEGRATION_TEST = """\
+clusters = primary, backup
+primary.bootstrap.servers = host1:9092
+backup.bootstrap.servers = host2:9092
+primary->backup.enabled = true
+backup->primary.enabled = true
+offset.lag.max = 0
+use.defaults.from = source
+backup.exactly.once.source.support = enabled
+primary.exactly.once.source.support = preparing
+primary.offset.flush.interval.ms = 5000
+offset.storage.replication.factor = 1
+"""
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_an_import_maps_connect_worker_keys_and_lists_those_without_effect_with_their_lines(
+    api: Api, dry_run: bool
+) -> None:
+    response = api("admin").post(
+        f"/api/v1/flows/import/?dry_run={str(dry_run).lower()}", MM2_INTEGRATION_TEST, content_type="text/plain"
+    )
+    assert response.status_code == (200 if dry_run else 201), response.content
+    body = response.json()
+    ignored = body["ignored"]
+    assert [line.split(": ")[:2] for line in ignored] == [
+        ["line 6", "offset.lag.max"],
+        ["line 9", "primary.exactly.once.source.support"],
+        ["line 11", "offset.storage.replication.factor"],
+    ]
+    assert "rolling upgrade" in ignored[1]
+    if not dry_run:
+        flows = {flow.name: flow for flow in Flow.objects.select_related("source", "target")}
+        assert flows["primary->backup"].exactly_once is True
+        assert flows["backup->primary"].exactly_once is False
+        assert flows["backup->primary"].offset_flush_interval_ms == 5000
+        assert flows["primary->backup"].offset_flush_interval_ms == 1000
+        assert flows["primary->backup"].use_defaults_from == "source"
+
+
+@pytest.mark.django_db
+def test_an_import_whose_flow_contradicts_its_workers_exactly_once_support_names_both_keys(api: Api) -> None:
+    text = MM2_INTEGRATION_TEST + "primary->backup.exactly.once = false\n"
+    response = import_text(api, text)
+    assert response.status_code == 400
+    assert response.json()["properties"] == [
+        "line 12: primary->backup.exactly.once: primary->backup.exactly.once = false contradicts "
+        "backup.exactly.once.source.support = enabled: remove one of them"
+    ]
+    assert Flow.objects.count() == 0

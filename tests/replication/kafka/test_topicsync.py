@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import NewTopic
+from confluent_kafka.admin import ConfigEntry, ConfigSource, NewTopic
 
 from replication.kafka.provisioning import ProvisioningError, create_missing, wait_for_metadata
 from replication.kafka.topicsync import MAX_TOPIC_NAME, TopicSync
@@ -175,3 +175,79 @@ def test_provisioning_names_the_create_acl_a_refused_internal_topic_lacks() -> N
         "creating topic heartbeats: backup refused CREATE on TOPIC heartbeats (TOPIC_AUTHORIZATION_FAILED): "
         "grant it to the flow's principal"
     )
+
+
+# --- use.defaults.from: which configs a remote topic takes from its source topic -----------------------------
+
+
+def _entry(name: str, value: str | None, source: ConfigSource, **flags: bool) -> ConfigEntry:
+    return ConfigEntry(name, value, source=source.value, **flags)
+
+
+class _DescribingAdmin(_Admin):
+    """Answers DescribeConfigs from `configs` (topic -> its entries, as a broker lists them) and records the
+    legacy AlterConfigs it receives (remote topic -> the overrides set)."""
+
+    def __init__(self, topics: dict[str, int], configs: dict[str, list[ConfigEntry]]) -> None:
+        super().__init__(topics)
+        self.configs = configs
+        self.set: dict[str, dict[str, str]] = {}
+
+    def describe_configs(self, resources: list[Any]) -> dict[Any, Future[Any]]:
+        answers = {}
+        for resource in resources:
+            future: Future[Any] = Future()
+            future.set_result({e.name: e for e in self.configs.get(resource.name, [])})
+            answers[resource] = future
+        return answers
+
+    def alter_configs(self, resources: list[Any]) -> dict[Any, Future[Any]]:
+        answers = {}
+        for resource in resources:
+            self.set[resource.name] = dict(resource.set_config_dict)
+            future: Future[Any] = Future()
+            future.set_result(None)
+            answers[resource] = future
+        return answers
+
+
+SOURCE_ORDERS = [
+    _entry("retention.ms", "86400000", ConfigSource.DYNAMIC_TOPIC_CONFIG),
+    _entry("cleanup.policy", "delete", ConfigSource.DEFAULT_CONFIG),
+    _entry("segment.bytes", "1073741824", ConfigSource.DEFAULT_CONFIG),
+    _entry("min.insync.replicas", "1", ConfigSource.DEFAULT_CONFIG),  # config.properties.exclude's default
+    _entry("message.format.version", "3.0-IV1", ConfigSource.DEFAULT_CONFIG, is_read_only=True),
+    _entry("secret.thing", None, ConfigSource.DEFAULT_CONFIG, is_sensitive=True),
+    _entry("max.message.bytes", "2097152", ConfigSource.STATIC_BROKER_CONFIG),
+]
+
+
+@pytest.mark.parametrize(
+    ("use_defaults_from", "remote"),
+    [
+        ("target", {"retention.ms": "86400000"}),
+        ("source", {"retention.ms": "86400000", "cleanup.policy": "delete", "segment.bytes": "1073741824"}),
+    ],
+)
+def test_use_defaults_from_source_copies_the_source_topics_defaults_and_target_leaves_the_targets(
+    use_defaults_from: str, remote: dict[str, str]
+) -> None:
+    source = _DescribingAdmin({"orders": 1}, {"orders": SOURCE_ORDERS})
+    target = _DescribingAdmin({"us-west.orders": 1}, {"us-west.orders": []})
+    sync = TopicSync(flow(use_defaults_from=use_defaults_from), source, target)  # type: ignore[arg-type]
+    assert sync.sync_configs(["orders"]) == ["us-west.orders"]
+    assert target.set == {"us-west.orders": remote}
+
+
+def test_a_remote_topic_that_already_has_the_source_defaults_is_not_altered_again() -> None:
+    source = _DescribingAdmin({"orders": 1}, {"orders": SOURCE_ORDERS})
+    synced = [
+        _entry("retention.ms", "86400000", ConfigSource.DYNAMIC_TOPIC_CONFIG),
+        _entry("cleanup.policy", "delete", ConfigSource.DYNAMIC_TOPIC_CONFIG),
+        _entry("segment.bytes", "1073741824", ConfigSource.DYNAMIC_TOPIC_CONFIG),
+        _entry("min.insync.replicas", "2", ConfigSource.DEFAULT_CONFIG),
+    ]
+    target = _DescribingAdmin({"us-west.orders": 1}, {"us-west.orders": synced})
+    sync = TopicSync(flow(use_defaults_from="source"), source, target)  # type: ignore[arg-type]
+    assert sync.sync_configs(["orders"]) == []
+    assert target.set == {}
