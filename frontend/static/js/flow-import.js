@@ -63,7 +63,11 @@ function render(answer, kind, headline, after = "") {
   const summary = `${headline} ${tally(answer.counts.clusters, "cluster")}; ${tally(answer.counts.flows, "flow")}.${after}`;
   // The file's MM2 or Connect keys that change nothing here, each with its line and why.
   const ignored = answer.ignored.length
-    ? el("ul", { class: "problems muted", "data-ignored": "" }, answer.ignored.map((note) => el("li", {}, note)))
+    ? el(
+        "ul",
+        { class: "problems muted", "data-ignored": "" },
+        answer.ignored.map((note) => el("li", {}, note)),
+      )
     : null;
   clear(
     result,
