@@ -16,6 +16,7 @@ from localkafka.choices import ClusterChoice, parse_cluster_choices
 from localkafka.cluster import ClusterSpec, LocalCluster, pid_owned
 from localkafka.dist import KafkaRuntime
 from localkafka.security import Security
+from tests.support.kafka import wait_until
 
 KRAFT = KafkaRuntime("4.3.1", "java", "", kraft=True)
 
@@ -115,7 +116,7 @@ def test_the_jvm_of_node_10_is_not_taken_for_that_of_node_1(tmp_path: Path) -> N
     marker = tmp_path / "node-10"
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", f"{marker}{os.sep}server.properties"])
     try:
-        assert pid_owned(proc.pid, marker)
+        wait_until(lambda: pid_owned(proc.pid, marker), what="the child's own command line")  # after its exec
         assert not pid_owned(proc.pid, tmp_path / "node-1")
     finally:
         proc.kill()
