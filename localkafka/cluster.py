@@ -323,16 +323,15 @@ class LocalCluster:
 
     def wait(self, probe_name: str, pid: int, deadline: float) -> None:
         probe = self.zookeeper_ready if probe_name == "zookeeper" else self.broker_ready
+        log = self.spec.data_dir / "logs" / ("zk.out" if probe_name == "zookeeper" else "broker.out")
+        name = f"{self.spec.alias} node {self.spec.node_id}" if self.spec.brokers > 1 else self.spec.alias
         while time.monotonic() < deadline:
             if not pid_alive(pid):
-                log = self.spec.data_dir / "logs" / ("zk.out" if probe_name == "zookeeper" else "broker.out")
-                raise LocalKafkaError(
-                    f"{self.spec.alias}: {probe_name} exited during start-up; see {log}\n{_tail(log)}"
-                )
+                raise LocalKafkaError(f"{name}: {probe_name} exited during start-up; see {log}\n{_tail(log)}")
             if probe():
                 return
             time.sleep(0.25)
-        raise LocalKafkaError(f"{self.spec.alias}: {probe_name} not ready before the deadline")
+        raise LocalKafkaError(f"{name}: {probe_name} not ready before the deadline; see {log}\n{_tail(log)}")
 
     def stop(self, pid: int | None, timeout: float = 30.0) -> None:
         """SIGTERM (clean shutdown), then SIGKILL after timeout; only if pid is still our JVM."""

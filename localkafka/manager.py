@@ -8,6 +8,7 @@ import shutil
 import signal
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -252,8 +253,9 @@ class LocalKafka:
         cluster_id = _formatted_cluster_id(self._nodes(entry)) or new_cluster_id()
         for node in nodes:
             node.write_configs()
-            if node.kraft:
-                node.format_storage(cluster_id)
+        # Each format is a JVM of its own (10-15 s on a busy machine): the nodes are formatted side by side.
+        with ThreadPoolExecutor(max(len(nodes), 1)) as pool:
+            list(pool.map(lambda node: node.format_storage(cluster_id), [n for n in nodes if n.kraft]))
         first = self._cluster(entry)
         if not first.kraft and not first.owns(entry["zk_pid"]):
             entry["zk_pid"] = first.start_zookeeper()
