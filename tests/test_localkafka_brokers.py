@@ -121,3 +121,29 @@ def test_the_jvm_of_node_10_is_not_taken_for_that_of_node_1(tmp_path: Path) -> N
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_the_nodes_of_a_secured_cluster_talk_over_its_listener_with_one_shared_ca(tmp_path: Path) -> None:
+    quorum = ((1, 36092, 36181), (2, 36093, 36182), (3, 36094, 36183))
+    for node, broker, control in quorum:
+        spec = ClusterSpec(
+            "sec",
+            broker,
+            control,
+            tmp_path / f"node-{node}",
+            Security.SCRAM,
+            node_id=node,
+            quorum=quorum,
+            home=tmp_path,
+        )
+        LocalCluster(spec, KRAFT).write_configs()
+    settings = [
+        dict(line.split("=", 1) for line in (tmp_path / f"node-{n}" / "server.properties").read_text().splitlines())
+        for n in (1, 2, 3)
+    ]
+    assert [s["listeners"] for s in settings] == [
+        f"SASL_SSL://127.0.0.1:{broker},CONTROLLER://127.0.0.1:{control}" for _, broker, control in quorum
+    ]
+    assert {s["inter.broker.listener.name"] for s in settings} == {"SASL_SSL"}
+    assert {s["ssl.truststore.location"] for s in settings} == {str(tmp_path / "tls" / "ca.pem")}
+    assert len({s["controller.quorum.voters"] for s in settings}) == 1
