@@ -175,6 +175,8 @@ class PositionCommitter:
         self._stored_positions(due)
         for key, _ in due:  # the transaction's records are visible now: the lag stops counting them
             state = self.states[key]
+            # The end offset again (cached: no request): the source moved on while the commit blocked.
+            state.hw = self.consumer.get_watermark_offsets(self._sources[state], cached=True)[1]
             self._set_lag(state, max(state.hw - state.stored_next, 0))
 
     def _transaction_failed(self, exc: KafkaException) -> None:

@@ -243,9 +243,13 @@ def test_exactly_once_the_lag_counts_a_transactions_records_until_it_commits() -
         partitions = committer.metrics.snapshot()["flows"][committer.flow.name]["partitions"]
         seen_during_commit.append(partitions["orders-0"]["replication-record-lag"])
         transactions.commits += 1
+        consumer.high = 530  # the source moved on while the commit blocked
+
+    consumer = committer.consumer
+    assert isinstance(consumer, _Consumer)
 
     transactions.commit_transaction = commit  # type: ignore[method-assign]
     committer.commit_when_due(10.001, full_batch=False)
     assert seen_during_commit == [500], "the lag fell before the records were committed"
     lag = committer.metrics.snapshot()["flows"][committer.flow.name]["partitions"]["orders-0"]["replication-record-lag"]
-    assert (transactions.commits, lag) == (1, 0)
+    assert (transactions.commits, lag) == (1, 30), "after the commit: what the source got meanwhile"
