@@ -223,7 +223,11 @@ def _run(
     """Replicate a topic produced to all along, run fault(topic) in a thread meanwhile, then check every record."""
     topic, started = unique_topic(name), time.monotonic()
     remote, exactly_once = f"src.{topic}", bool(MODES[mode])
-    new = NewTopic(topic, -1, replica_assignment=assignment) if assignment else NewTopic(topic, PARTITIONS, BROKERS)
+    new = (
+        NewTopic(topic, PARTITIONS, replica_assignment=assignment)
+        if assignment
+        else NewTopic(topic, PARTITIONS, BROKERS)
+    )
     client = admin(clusters["src"])
     client.create_topics([new])[topic].result(timeout=30)
     wait_until(lambda: len(_partitions(clusters["src"], topic)) == PARTITIONS, what=f"metadata of {topic}")
