@@ -1,4 +1,5 @@
-"""Real local Kafka clusters for tests, demos and benchmarks: one ZooKeeper plus one broker per alias.
+"""Real local Kafka clusters for tests, demos and benchmarks: per alias one KRaft broker, several (`3brokers`), or
+a ZooKeeper and a broker on 2.3.0.
 
 `python -m localkafka up --clusters us-west,us-east,backup` starts them; `status` and `down` follow.
 """

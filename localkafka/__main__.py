@@ -40,9 +40,10 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument(
         "--clusters",
         default=",".join(DEFAULT_ALIASES),
-        help="comma-separated aliases, each optionally with its version and its security (plaintext, the default; "
-        "scram: SASL_SSL with SCRAM-SHA-512; mtls: SSL with client certificates), "
-        "e.g. old:2.3.0,src:scram,dst:mtls:4.3.1. "
+        help="comma-separated aliases, each optionally with its version, its security (plaintext, the default; "
+        "scram: SASL_SSL with SCRAM-SHA-512; mtls: SSL with client certificates) and its number of brokers "
+        "(<n>brokers, 1 by default; several need KRaft, and keep topics at replication factor min(n, 3)), "
+        "e.g. old:2.3.0,src:scram,dst:mtls:4.3.1 or src:3brokers,dst:3brokers:scram. "
         "A secured alias gets an enforcing authorizer, and a client properties file per principal (admin, a super "
         "user; replicator, with no ACL), printed after its alias=host:port line",
     )
@@ -82,7 +83,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             for s in kafka.status():
                 state = "ready" if s.broker_ready else ("starting" if s.broker_running else "stopped")
                 mode = "kraft" if s.kraft else f"zookeeper={'up' if s.zookeeper_running else 'down'}"
-                print(f"{s.alias}={s.bootstrap} broker={state} {mode} version={s.version} security={s.security}")
+                nodes = f" brokers={s.brokers_running}/{s.brokers}" if s.brokers > 1 else ""
+                print(f"{s.alias}={s.bootstrap} broker={state}{nodes} {mode} version={s.version} security={s.security}")
         elif args.command == "classpath":
             runtime = kafka.runtime()
             print(runtime.classpath)

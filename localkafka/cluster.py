@@ -1,5 +1,6 @@
-"""One local Kafka cluster, started and stopped by PID: on 4.x (and 3.x) one KRaft process in combined mode, broker
-and controller together; on 2.3.0 a ZooKeeper and a broker, two JVMs."""
+"""One node of a local Kafka cluster, started and stopped by PID: on 4.x (and 3.x) a KRaft process in combined mode,
+broker and controller together (one per cluster, or several that form one controller quorum); on 2.3.0 a ZooKeeper and
+a broker, two JVMs."""
 
 from __future__ import annotations
 
@@ -74,6 +75,23 @@ KRAFT_BROKER_SETTINGS = {
     "share.coordinator.state.topic.min.isr": "1",
 }
 
+
+def replicated_settings(brokers: int) -> dict[str, str]:
+    """A cluster of several brokers keeps topics and internal topics at replication factor min(brokers, 3) with one
+    replica fewer in sync required, so that one broker down loses nothing acknowledged and refuses no write."""
+    factor = str(min(brokers, 3))
+    in_sync = str(max(min(brokers, 3) - 1, 1))
+    return {
+        "default.replication.factor": factor,
+        "min.insync.replicas": in_sync,
+        "offsets.topic.replication.factor": factor,
+        "transaction.state.log.replication.factor": factor,
+        "transaction.state.log.min.isr": in_sync,
+        "share.coordinator.state.topic.replication.factor": factor,
+        "share.coordinator.state.topic.min.isr": in_sync,
+    }
+
+
 # Enough for the demo and the tests; a broker holding 10,000 partitions needs more (bench/clusters.py).
 DEFAULT_BROKER_HEAP = "512m"
 JVM_OPTS = ["-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-Djava.awt.headless=true"]
@@ -81,24 +99,39 @@ JVM_OPTS = ["-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-Djava.awt.he
 
 @dataclass(frozen=True)
 class ClusterSpec:
-    """Where one local cluster lives: its alias, ports and data directory.
+    """Where one node of a local cluster lives: its alias, ports and data directory, and its cluster's other nodes.
 
-    control_port is ZooKeeper's client port on 2.3.0 and the KRaft controller's listener on 3.x/4.x."""
+    control_port is ZooKeeper's client port on 2.3.0 and the KRaft controller's listener on 3.x/4.x. quorum holds
+    every node of the cluster as (node id, broker port, control port); empty for a cluster of this node alone. home
+    is the cluster's own directory, shared by its nodes (TLS material, client properties); data_dir when None."""
 
     alias: str
     broker_port: int
     control_port: int
     data_dir: Path
     security: Security = Security.PLAINTEXT
+    node_id: int = 1
+    quorum: tuple[tuple[int, int, int], ...] = ()
+    home: Path | None = None
+
+    @property
+    def brokers(self) -> int:
+        return len(self.quorum) or 1
 
     @property
     def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.broker_port}"
+        """Every broker of the cluster, comma-separated."""
+        ports = [broker for _, broker, _ in self.quorum] or [self.broker_port]
+        return ",".join(f"127.0.0.1:{port}" for port in ports)
+
+    @property
+    def root(self) -> Path:
+        return self.home or self.data_dir
 
     @property
     def material(self) -> Material:
-        """The keys, certificates and passwords of a secured cluster (security.py)."""
-        return Material(self.data_dir / "tls")
+        """The keys, certificates and passwords of a secured cluster (security.py), one set for all its nodes."""
+        return Material(self.root / "tls")
 
     def client_config(self, principal: str = ADMIN) -> dict[str, str]:
         """librdkafka settings of a client of this cluster, connecting as principal on a secured one."""
@@ -123,18 +156,19 @@ def pid_alive(pid: int | None) -> bool:
 
 
 def pid_owned(pid: int | None, marker: Path) -> bool:
-    """True if pid is alive and is the JVM we started for this data dir (guards against PID reuse)."""
+    """True if pid is alive and is the JVM we started for this data dir (guards against PID reuse). The marker ends
+    in a separator, so that the JVM of `src2` (or of `node-10`) is not taken for that of `src` (`node-1`)."""
     if not pid:
         return False
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
     except OSError:
         return False
-    return str(marker) in cmdline
+    return f"{marker}{os.sep}" in cmdline
 
 
 class LocalCluster:
-    """Starts, probes and stops the JVMs of one local cluster (one on KRaft, two with ZooKeeper)."""
+    """Starts, probes and stops the JVMs of one node of a local cluster (one on KRaft, two with ZooKeeper)."""
 
     def __init__(self, spec: ClusterSpec, kafka: KafkaRuntime) -> None:
         self.spec = spec
@@ -157,14 +191,19 @@ class LocalCluster:
         broker = {"log.dirs": str(data / "kafka-logs"), **BROKER_SETTINGS}
         if self.spec.security is not Security.PLAINTEXT and not self.kraft:
             raise LocalKafkaError(f"{self.spec.alias}: a {self.spec.security} cluster needs Kafka 3.x or 4.x (KRaft)")
+        if self.spec.brokers > 1 and not self.kraft:
+            raise LocalKafkaError(f"{self.spec.alias}: a cluster of several brokers needs Kafka 3.x or 4.x (KRaft)")
         if self.kraft:
-            control = f"127.0.0.1:{self.spec.control_port}"
+            voters = self.spec.quorum or ((self.spec.node_id, self.spec.broker_port, self.spec.control_port),)
             broker |= {
                 **KRAFT_BROKER_SETTINGS,
-                "listeners": f"{plain},CONTROLLER://{control}",
+                "node.id": str(self.spec.node_id),
+                "listeners": f"{plain},CONTROLLER://127.0.0.1:{self.spec.control_port}",
                 "advertised.listeners": plain,
-                "controller.quorum.voters": f"{KRAFT_BROKER_SETTINGS['node.id']}@{control}",
+                "controller.quorum.voters": ",".join(f"{node}@127.0.0.1:{port}" for node, _, port in voters),
             }
+            if self.spec.brokers > 1:
+                broker |= replicated_settings(self.spec.brokers)
             if self.spec.security is not Security.PLAINTEXT:
                 material = make_material(self.spec.material.directory, self.spec.alias)
                 secured = broker_settings(self.spec.security, material, self.spec.broker_port, self.spec.control_port)
@@ -188,9 +227,9 @@ class LocalCluster:
             }
         _write_properties(data / "server.properties", broker)
 
-    def format_storage(self) -> None:
+    def format_storage(self, cluster_id: str | None = None) -> None:
         """KRaft: write the metadata log's meta.properties once (`kafka-storage format`); a formatted directory is
-        kept as it is, so a cluster started again finds its topics."""
+        kept as it is, so a cluster started again finds its topics. The nodes of one cluster share its cluster_id."""
         data = self.spec.data_dir
         if not self.kraft or (data / "kafka-logs" / "meta.properties").exists():
             return
@@ -202,7 +241,7 @@ class LocalCluster:
             "kafka.tools.StorageTool",
             "format",
             "--cluster-id",
-            new_cluster_id(),
+            cluster_id or new_cluster_id(),
             "--config",
             str(data / "server.properties"),
             "--ignore-formatted",
@@ -255,18 +294,20 @@ class LocalCluster:
             return False
 
     def broker_ready(self) -> bool:
-        """Ready means a successful admin call that sees this broker and every topic it stores, not merely an open
-        port. A broker started again on its data lists itself before its topics: its controller sends the live
-        brokers first and the partitions after (seen: 0 topics for over 15 s on a busy machine)."""
+        """Ready means a successful admin call, through this node, that sees every broker of the cluster and every
+        topic this node stores, not merely an open port. A broker started again on its data lists itself before its
+        topics: its controller sends the live brokers first and the partitions after (seen: 0 topics for over 15 s on
+        a busy machine)."""
         if not port_open(self.spec.broker_port):
             return False
-        config: dict[str, Any] = {**self.spec.client_config(), "logger": _quiet}
+        own = f"127.0.0.1:{self.spec.broker_port}"
+        config: dict[str, Any] = {**self.spec.client_config(), "bootstrap.servers": own, "logger": _quiet}
         admin = AdminClient(config)
         try:
             metadata = admin.list_topics(timeout=3)
         except Exception:  # KafkaException while the broker registers; the caller retries to a deadline
             return False
-        return len(metadata.brokers) == 1 and self.stored_topics() <= set(metadata.topics)
+        return len(metadata.brokers) == self.spec.brokers and self.stored_topics() <= set(metadata.topics)
 
     def stored_topics(self) -> set[str]:
         """Topics with a partition in the broker's log directory (`<topic>-<partition>`; not one being deleted)."""
@@ -282,16 +323,15 @@ class LocalCluster:
 
     def wait(self, probe_name: str, pid: int, deadline: float) -> None:
         probe = self.zookeeper_ready if probe_name == "zookeeper" else self.broker_ready
+        log = self.spec.data_dir / "logs" / ("zk.out" if probe_name == "zookeeper" else "broker.out")
+        name = f"{self.spec.alias} node {self.spec.node_id}" if self.spec.brokers > 1 else self.spec.alias
         while time.monotonic() < deadline:
             if not pid_alive(pid):
-                log = self.spec.data_dir / "logs" / ("zk.out" if probe_name == "zookeeper" else "broker.out")
-                raise LocalKafkaError(
-                    f"{self.spec.alias}: {probe_name} exited during start-up; see {log}\n{_tail(log)}"
-                )
+                raise LocalKafkaError(f"{name}: {probe_name} exited during start-up; see {log}\n{_tail(log)}")
             if probe():
                 return
             time.sleep(0.25)
-        raise LocalKafkaError(f"{self.spec.alias}: {probe_name} not ready before the deadline")
+        raise LocalKafkaError(f"{name}: {probe_name} not ready before the deadline; see {log}\n{_tail(log)}")
 
     def stop(self, pid: int | None, timeout: float = 30.0) -> None:
         """SIGTERM (clean shutdown), then SIGKILL after timeout; only if pid is still our JVM."""

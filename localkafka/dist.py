@@ -40,6 +40,7 @@ TOOL_MAIN_CLASSES = {
     "kafka-consumer-perf-test": "org.apache.kafka.tools.ConsumerPerformance",
     "kafka-features": "org.apache.kafka.tools.FeatureCommand",
     "kafka-topics": "org.apache.kafka.tools.TopicCommand",
+    "kafka-reassign-partitions": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
     "connect-mirror-maker": "org.apache.kafka.connect.mirror.MirrorMaker",
 }
 

@@ -175,6 +175,11 @@ class PositionCommitter:
         finally:
             self.txn_started = None
         self._stored_positions(due)
+        for key, _ in due:  # the transaction's records are visible now: the lag stops counting them
+            state = self.states[key]
+            # The end offset again (cached: no request): the source moved on while the commit blocked.
+            state.hw = self.consumer.get_watermark_offsets(self._sources[state], cached=True)[1]
+            self._set_lag(state, max(state.hw - state.stored_next, 0))
 
     def _transaction_failed(self, exc: KafkaException, written: list[str]) -> None:
         error: KafkaError = exc.args[0]
@@ -216,10 +221,10 @@ class PositionCommitter:
         for state in self.sweep.pick(self.clock(), self._swept):
             key = (state.topic, state.partition)
             state.hw = self.consumer.get_watermark_offsets(self._sources[state], cached=True)[1]
-            lag = max(state.hw - state.acked_next, 0)
-            if state.hw >= 0 and lag != state.lag:  # an unchanged lag (every idle partition) costs no registry call
-                self.metrics.set_lag(self.flow.name, key[0], key[1], lag)
-                state.lag = lag
+            # Exactly once, acked_next already covers the open transaction, whose commit may block up to 60 s (the
+            # target's leader or coordinator moving) with none of its records visible: until it commits, the lag
+            # counts from the last committed position.
+            self._set_lag(state, max(state.hw - (state.stored_next if exactly_once else state.acked_next), 0))
             if state.acked_next != state.stored_next:
                 down = None if exactly_once else state.downstream_next()
                 remote = None if down is None else state.remote_topic
@@ -245,6 +250,11 @@ class PositionCommitter:
             for state in self.states.values()
             if state.hw < 0 or state.hw > state.acked_next or state.acked_next != state.stored_next
         ]
+
+    def _set_lag(self, state: PartitionState, lag: int) -> None:
+        if state.hw >= 0 and lag != state.lag:  # an unchanged lag (every idle partition) costs no registry call
+            self.metrics.set_lag(self.flow.name, state.topic, state.partition, lag)
+            state.lag = lag
 
     def _stored_positions(self, due: DuePositions) -> None:
         if due:

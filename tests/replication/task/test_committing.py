@@ -228,3 +228,28 @@ def test_a_sweep_reads_settled_partitions_end_offsets_only_every_30_s() -> None:
     now[0] = 35.0
     committer.store_positions()  # now unsettled too: every 5 s until it settles
     assert sorted(consumer.looked_up) == [("orders", 5), ("orders", 8)]
+
+
+def test_exactly_once_the_lag_counts_a_transactions_records_until_it_commits() -> None:
+    """A commit blocks while the target's partition leader or transaction coordinator moves (up to 60 s); until it
+    returns, read_committed consumers of the target see none of its records, so the lag must still count them."""
+    committer, transactions = _committer(high=500, read_to=500)
+    state = committer.states[("orders", 0)]
+    committer.metrics.set_lag(committer.flow.name, "orders", 0, 0)  # the last sweep's: caught up, before these 500
+    state.lag = 0
+    seen_during_commit: list[int | None] = []
+
+    def commit(timeout: float) -> None:
+        partitions = committer.metrics.snapshot()["flows"][committer.flow.name]["partitions"]
+        seen_during_commit.append(partitions["orders-0"]["replication-record-lag"])
+        transactions.commits += 1
+        consumer.high = 530  # the source moved on while the commit blocked
+
+    consumer = committer.consumer
+    assert isinstance(consumer, _Consumer)
+
+    transactions.commit_transaction = commit  # type: ignore[method-assign]
+    committer.commit_when_due(10.001, full_batch=False)
+    assert seen_during_commit == [500], "the lag fell before the records were committed"
+    lag = committer.metrics.snapshot()["flows"][committer.flow.name]["partitions"]["orders-0"]["replication-record-lag"]
+    assert (transactions.commits, lag) == (1, 30), "after the commit: what the source got meanwhile"
