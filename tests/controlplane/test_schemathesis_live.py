@@ -67,7 +67,9 @@ def _token(state_dir: Path, extra: dict[str, str]) -> str:
     return match.group(1)
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+# The demo's own defaults in make test; on Postgres and Redis (a second demo, 2-3 min under CI's load) in make
+# test-faults.
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.slow)])
 def live_demo(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     state_dir = tmp_path_factory.mktemp(f"fuzz-{request.param}")
     extra = _backend_env(request.param)

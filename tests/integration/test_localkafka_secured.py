@@ -136,6 +136,7 @@ def test_an_unknown_security_kind_is_a_cli_error(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 1
-    assert "one:kerberos: 'kerberos' is neither a Kafka version nor a security kind (plaintext, scram, mtls)" in (
-        done.stderr
+    assert (
+        "one:kerberos: 'kerberos' is neither a Kafka version, a security kind (plaintext, scram, mtls) nor <n>brokers"
+        in (done.stderr)
     )
