@@ -20,6 +20,7 @@ from replication.task.handlers import Headers, OutRecord, RecordHandler
 from replication.task.partitionstate import PartitionState, Run
 
 PURGED = (KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT)
+FATAL_DETAIL_WAIT_SECONDS = 3.0  # at most, for the delivery report that tells why a fatal error came
 log = logging.getLogger("replication.producing")
 States = dict[tuple[str, int], PartitionState]
 Callback = Callable[[KafkaError | None, Message], None]
@@ -293,11 +294,18 @@ class BatchProducer:
             message = f"{self.flow.name} task {self.task_id}: {self.failure} (abort.on.send.fail)"
             raise ReplicationError(message) if self.refused is None else AclRefusedError(message, self.refused)
 
-    def fatal_detail(self) -> str | None:
-        """Serve pending callbacks so a fatal error's real reason reaches `failure`, and return it."""
-        with contextlib.suppress(KafkaException, SystemError):  # the same fatal error; its reason came via error_cb
-            self.client.poll(0)
-        return self.failure
+    def fatal_detail(self, wait: float = FATAL_DETAIL_WAIT_SECONDS) -> str | None:
+        """Serve pending callbacks so a fatal error's real reason reaches `failure`, and return it.
+
+        The refused send behind a fatal error can be reported a moment after produce() raised it: delivery reports
+        are served for up to `wait` seconds while records are still held, so the refusal, not "Fatal error", is
+        what the task stops with."""
+        deadline = time.monotonic() + wait
+        while True:
+            with contextlib.suppress(KafkaException, SystemError):  # the same fatal error; its reason via error_cb
+                self.client.poll(0.05)
+            if self.refused is not None or len(self.client) == 0 or time.monotonic() >= deadline:
+                return self.failure
 
     @contextlib.contextmanager
     def purging(self) -> Iterator[None]:

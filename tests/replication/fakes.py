@@ -98,6 +98,10 @@ class FakeProducer:
     def flush(self, timeout: float = 0) -> int:
         return 0
 
+    def __len__(self) -> int:
+        """Records not yet delivered, as librdkafka counts what waits for a delivery report."""
+        return len(self.produced)
+
 
 class FakeClients:
     def __init__(self) -> None:

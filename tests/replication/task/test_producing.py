@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError
 
-from replication.errors import ReplicationError
+from replication.errors import AclRefusedError, ReplicationError
 from replication.metrics.registry import MetricsRegistry
 from replication.mm2.records import PROVENANCE_HEADER
 from replication.task.partitionstate import PartitionState, Run
@@ -125,3 +125,33 @@ def test_records_sent_after_an_idle_spell_are_not_reported_as_a_stall() -> None:
     assert producer.stalled_for(time.monotonic()) < 1.0
     producer.last_ack -= 20  # now the target really keeps it unacknowledged
     assert producer.stalled_for(time.monotonic()) >= 20
+
+
+def test_a_fatal_error_waits_briefly_for_the_refusal_behind_it() -> None:
+    producer, fake, states = _setup()
+    producer.replicate([FakeMessage("orders", 0, i) for i in range(3)], states, None, _no_error)  # type: ignore[arg-type]
+    polls = []
+
+    def poll(timeout: float = 0) -> int:  # the refused send is reported on the third poll after produce() raised
+        polls.append(timeout)
+        if len(polls) == 3:
+            fake.deliver_all(KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED))
+        return 0
+
+    fake.poll = poll  # type: ignore[method-assign]
+    producer.error_cb(KafkaError(KafkaError._FATAL, "Gap-less ordering would not be guaranteed", fatal=True))
+    assert producer.fatal_detail(wait=5.0) == (
+        "us-east refused WRITE on TOPIC us-west.orders (TOPIC_AUTHORIZATION_FAILED): grant it to the flow's principal"
+        " (upstream offsets 0..2)"
+    )
+    assert len(polls) == 3
+    with pytest.raises(AclRefusedError):
+        producer.raise_if_failed()
+
+
+def test_a_fatal_error_with_nothing_held_is_told_at_once() -> None:
+    producer, _, _ = _setup()
+    producer.error_cb(KafkaError(KafkaError._FATAL, "fenced", fatal=True))
+    started = time.monotonic()
+    assert producer.fatal_detail(wait=5.0) == "producer fatal error: fenced"
+    assert time.monotonic() - started < 1.0
