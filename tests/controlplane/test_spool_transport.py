@@ -17,7 +17,16 @@ MESSAGES = 400
 
 
 def connection(folder: Path, transport: str) -> Connection:
-    options = {"data_folder_in": str(folder), "data_folder_out": str(folder), "processed_folder": str(folder)}
+    # kombu keeps the exchange's bindings in its control folder (./control by default) and caches them for the
+    # process: one folder beside the tests' own, shared as the cache is.
+    control = folder.parent / "spool-control"
+    control.mkdir(exist_ok=True)
+    options = {
+        "data_folder_in": str(folder),
+        "data_folder_out": str(folder),
+        "processed_folder": str(folder),
+        "control_folder": str(control),
+    }
     return Connection("filesystem://localhost/", transport=transport, transport_options=options)
 
 
