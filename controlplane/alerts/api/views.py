@@ -1,9 +1,6 @@
 from __future__ import annotations
 
-from typing import Any
-
-from django.db import transaction
-from django.db.models import Case, IntegerField, Model, QuerySet, Value, When
+from django.db.models import Case, IntegerField, QuerySet, Value, When
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -11,14 +8,13 @@ from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
-from rest_framework.serializers import BaseSerializer
 
 from controlplane.alerts.api.rulesfile import PrometheusRulesFileSerializer
 from controlplane.alerts.api.serializers import AlertRuleSerializer, AlertSerializer, WebhookTargetSerializer
 from controlplane.alerts.choices import AlertState
 from controlplane.alerts.models import Alert, AlertRule, WebhookTarget
 from controlplane.alerts.services.promrules import rules_yaml
-from controlplane.audit.services import record, snapshot
+from controlplane.audit.api.viewsets import AuditedModelViewSet
 from controlplane.core.pagination import OptInLimitOffsetPagination
 
 FILTERS = [
@@ -62,34 +58,7 @@ class AlertViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         return HttpResponse(rules_yaml(), content_type="text/yaml; charset=utf-8")
 
 
-class AuditedViewSet(viewsets.ModelViewSet):  # type: ignore[type-arg]
-    """Every create, update and delete writes an audit record named ``<audit_name>.<verb>``, without the fields
-    named in ``audit_omits`` (every viewer reads the audit log)."""
-
-    audit_name = ""
-    audit_omits: tuple[str, ...] = ()
-
-    def perform_create(self, serializer: BaseSerializer) -> None:  # type: ignore[type-arg]
-        with transaction.atomic():
-            obj = serializer.save()
-            record(self.request.user, f"{self.audit_name}.create", obj, after=self.snapshot(obj))
-
-    def perform_update(self, serializer: BaseSerializer) -> None:  # type: ignore[type-arg]
-        with transaction.atomic():
-            before = self.snapshot(serializer.instance)
-            obj = serializer.save()
-            record(self.request.user, f"{self.audit_name}.update", obj, before=before, after=self.snapshot(obj))
-
-    def perform_destroy(self, instance) -> None:  # type: ignore[no-untyped-def]
-        with transaction.atomic():
-            record(self.request.user, f"{self.audit_name}.delete", instance, before=self.snapshot(instance))
-            instance.delete()
-
-    def snapshot(self, obj: Model) -> dict[str, Any]:
-        return {k: v for k, v in snapshot(obj).items() if k not in self.audit_omits}
-
-
-class AlertRuleViewSet(AuditedViewSet):
+class AlertRuleViewSet(AuditedModelViewSet[AlertRule]):
     """Alert rules: a null ``flow`` is the global default of its kind, a flow's own rule overrides it. Viewers
     read; operators and admins create, edit and delete."""
 
@@ -99,7 +68,7 @@ class AlertRuleViewSet(AuditedViewSet):
     operator_actions = ("create", "update", "partial_update", "destroy")
 
 
-class WebhookTargetViewSet(AuditedViewSet):
+class WebhookTargetViewSet(AuditedModelViewSet[WebhookTarget]):
     """Webhook targets: viewers read (the URL's scheme and host only, not how deliveries went); admins manage
     them."""
 

@@ -23,24 +23,26 @@ class Conflict(APIException):
 
 
 class AuditedModelViewSet(viewsets.ModelViewSet[M], Generic[M]):
-    """CRUD where create/update/delete and the audit record commit together; ``audit_name`` prefixes actions."""
+    """CRUD where create/update/delete and the audit record commit together; ``audit_name`` prefixes actions, and
+    the fields named in ``audit_omits`` stay out of the records (every viewer reads the audit log)."""
 
     permission_classes = [HasRole]
     audit_name = ""
+    audit_omits: tuple[str, ...] = ()
 
     def perform_create(self, serializer: BaseSerializer[M]) -> None:
         with transaction.atomic():
             obj = serializer.save()
-            record(self.request.user, f"{self.audit_name}.create", obj, after=snapshot(obj))
+            record(self.request.user, f"{self.audit_name}.create", obj, after=self.snapshot(obj))
 
     def perform_update(self, serializer: BaseSerializer[M]) -> None:
         with transaction.atomic():
-            before = snapshot(serializer.instance) if serializer.instance is not None else None
+            before = self.snapshot(serializer.instance) if serializer.instance is not None else None
             obj = serializer.save()
-            record(self.request.user, f"{self.audit_name}.update", obj, before=before, after=snapshot(obj))
+            record(self.request.user, f"{self.audit_name}.update", obj, before=before, after=self.snapshot(obj))
 
     def perform_destroy(self, instance: M) -> None:
-        before, pk = snapshot(instance), instance.pk
+        before, pk = self.snapshot(instance), instance.pk
         try:
             with transaction.atomic():
                 # Lock the row first. Django deletes the cascade table by table, then the row; a worker or the
@@ -54,6 +56,9 @@ class AuditedModelViewSet(viewsets.ModelViewSet[M], Generic[M]):
         except ProtectedError as exc:
             users = ", ".join(sorted(str(obj) for obj in exc.protected_objects))
             raise Conflict(f"{instance} is used by {users}; delete those first") from None
+
+    def snapshot(self, obj: M) -> dict[str, Any]:
+        return {k: v for k, v in snapshot(obj).items() if k not in self.audit_omits}
 
     def query(self, serializer_class: type[Serializer[Any]]) -> dict[str, Any]:
         """The request's query parameters, validated by serializer_class (a 400 names the parameter)."""
