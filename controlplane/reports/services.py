@@ -139,7 +139,7 @@ def run(report_id: int) -> Report:
             report.output,
             report.since,
             report.until,
-            getattr(settings, "MIRRORPLANE_SPARK_MASTER", None) or None,
+            settings.MIRRORPLANE_SPARK_MASTER or None,
             **report.parameters,
         )
         report.summary = dict(summary)

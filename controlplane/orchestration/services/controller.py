@@ -65,11 +65,11 @@ class SourceListings:
 
 
 def rebalance_delay() -> timedelta:
-    return timedelta(seconds=float(getattr(settings, "MIRRORPLANE_REBALANCE_DELAY_SECONDS", 120)))
+    return timedelta(seconds=float(settings.MIRRORPLANE_REBALANCE_DELAY_SECONDS))
 
 
 def retry_delay() -> timedelta:
-    return timedelta(seconds=float(getattr(settings, "MIRRORPLANE_RETRY_SECONDS", 30)))
+    return timedelta(seconds=float(settings.MIRRORPLANE_RETRY_SECONDS))
 
 
 def tick_alone(lock_path: Path, listings: SourceListings | None = None) -> list[int] | None:

@@ -17,7 +17,7 @@ from controlplane.orchestration.models import TaskAssignment, Worker
 
 
 def lease_seconds() -> float:
-    return float(getattr(settings, "MIRRORPLANE_LEASE_SECONDS", 15))
+    return float(settings.MIRRORPLANE_LEASE_SECONDS)
 
 
 @dataclass(frozen=True)
