@@ -9,8 +9,12 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from playwright.sync_api import Page
 
 from tests.support import workers
 
@@ -97,3 +101,26 @@ def stop_demo(demo: Demo, timeout: float = 120.0) -> int:
     except subprocess.TimeoutExpired:
         demo.process.kill()
         return demo.process.wait()
+
+
+@contextmanager
+def running_demo(state_dir: Path) -> Iterator[Demo]:
+    """The demo for a module's tests, stopped at the end as a user stops it: cleanly, saying so, with exit code 0."""
+    demo = start_demo(state_dir)
+    try:
+        yield demo
+    finally:
+        code = stop_demo(demo)
+        assert "Mirrorplane demo stopped." in demo.output(), demo.output()[-3000:]
+        assert code == 0, f"demo exit code {code}:\n{demo.output()[-3000:]}"
+
+
+def log_in_as_admin(page: Page, base: str) -> None:
+    """Log in with the demo's admin password. Logged in once the dashboard's address commits: its full load
+    (Plotly's script) took over 15 s in CI while the other test process ran Spark on this 2-core machine, and
+    nothing here needs the dashboard loaded."""
+    page.goto(f"{base}/")
+    page.fill("input[name=username]", "admin")
+    page.fill("input[name=password]", DEMO_PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(f"{base}/", wait_until="commit", timeout=60_000)

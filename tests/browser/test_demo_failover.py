@@ -22,7 +22,7 @@ from confluent_kafka import Consumer, KafkaException
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import shoot
-from tests.browser.demo import DEMO_PASSWORD, Demo, start_demo, stop_demo
+from tests.browser.demo import Demo, log_in_as_admin, running_demo
 from tests.browser.wizard import STEP_TIMEOUT, apply_verify_failback, at_step, checkpoint_to_apply, fence, plan, start
 from tests.support.failover import Values, committed, exactness, read_rest, values_from
 from tests.support.kafka import end_offsets, wait_until
@@ -33,13 +33,8 @@ TOPIC, PARTITIONS = "orders", 4
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
-    running = start_demo(tmp_path_factory.mktemp("demo-state"))
-    try:
+    with running_demo(tmp_path_factory.mktemp("demo-state")) as running:
         yield running
-    finally:
-        code = stop_demo(running)
-        assert "Mirrorplane demo stopped." in running.output(), running.output()[-3000:]
-        assert code == 0, f"demo exit code {code}:\n{running.output()[-3000:]}"
 
 
 class LiveGroup:
@@ -105,16 +100,6 @@ def _healthy(page: Page, base: str, source: str, target: str) -> bool:
     return any(e["source"] == source and e["target"] == target and e["health"] == "healthy" for e in edges)
 
 
-def _log_in(page: Page, base: str) -> None:
-    page.goto(f"{base}/")
-    page.fill("input[name=username]", "admin")
-    page.fill("input[name=password]", DEMO_PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    # Logged in once the dashboard's address commits. Its full load (Plotly's script) took over 15 s in CI while the
-    # other test process ran Spark on this 2-core machine; nothing here needs the dashboard loaded.
-    page.wait_for_url(f"{base}/", wait_until="commit", timeout=60_000)
-
-
 def _pause_traffic(page: Page, base: str, west: str) -> None:
     """Through the dashboard's control, as an operator would; then the source's end offsets must stand still."""
     control = page.context.new_page()
@@ -156,7 +141,7 @@ def _preflight_until_it_passes(page: Page, timeout: float = 120.0) -> None:
 def test_a_planned_failover_on_the_demos_own_defaults_is_exact(page: Page, demo: Demo) -> None:
     base, west, east = demo.url, demo.bootstraps["us-west"], demo.bootstraps["us-east"]
     group = f"demo-billing-{uuid.uuid4().hex[:6]}"
-    _log_in(page, base)
+    log_in_as_admin(page, base)
     wait_until(
         lambda: _healthy(page, base, "us-west", "us-east"),
         timeout=180,

@@ -20,7 +20,7 @@ from confluent_kafka.admin import AclBindingFilter, AclOperation, AclPermissionT
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import shoot
-from tests.browser.demo import DEMO_PASSWORD, Demo, start_demo, stop_demo
+from tests.browser.demo import Demo, log_in_as_admin, running_demo, start_demo, stop_demo
 from tests.support.kafka import admin as kafka_admin
 from tests.support.kafka import wait_until
 
@@ -62,12 +62,8 @@ PAGES = [
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
-    running = start_demo(tmp_path_factory.mktemp("demo-secured"))
-    try:
+    with running_demo(tmp_path_factory.mktemp("demo-secured")) as running:
         yield running
-    finally:
-        code = stop_demo(running)
-        assert code == 0, f"demo exit code {code}:\n{running.output()[-3000:]}"
 
 
 def _tls(demo: Demo) -> Path:
@@ -87,14 +83,6 @@ def _secrets(demo: Demo) -> list[str]:
     passwords = [(tls / f"{who}.password").read_text().strip() for who in ("admin", "replicator")]
     keys = [line for path in tls.glob("*.key") for line in path.read_text().splitlines() if "-----" not in line]
     return passwords + keys
-
-
-def _log_in(page: Page, base: str) -> None:
-    page.goto(f"{base}/")
-    page.fill("input[name=username]", "admin")
-    page.fill("input[name=password]", DEMO_PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(f"{base}/", wait_until="commit", timeout=60_000)
 
 
 def _copied(config: dict[str, str]) -> int:
@@ -126,7 +114,7 @@ def _replicator_acls(admin_config: dict[str, str]) -> set[tuple[str, str, str, s
 
 def test_a_wrong_password_typed_into_the_cluster_form_is_reported_within_15_s(page: Page, demo: Demo) -> None:
     base = demo.url
-    _log_in(page, base)
+    log_in_as_admin(page, base)
     page.goto(f"{base}/clusters/{BACKUP_ID}/")
     expect(page.locator("#f-alias")).to_have_value(BACKUP)
     expect(page.locator("#f-security_protocol")).to_have_value("SASL_SSL")
@@ -162,7 +150,7 @@ def test_backup_copies_records_with_exactly_its_grants_and_no_credential_shows(p
     wait_until(lambda: _copied(admin) >= before + 100, timeout=180, interval=2, what="records copied into backup")
     assert _replicator_acls(admin) == EXPECTED_ACLS
 
-    _log_in(page, base)
+    log_in_as_admin(page, base)
     responses: dict[str, str] = {}
     for path in API_PATHS:
         response = page.request.get(f"{base}{path}")
