@@ -37,6 +37,7 @@ urlpatterns = [
     path("flows/<int:pk>/", Page.as_view(**flows, template_name="ui/flow_detail.html"), name="page-flow"),
     path("flows/<int:pk>/edit/", Page.as_view(**flow_form), name="page-flow-edit"),
     path("alerts/", Page.as_view(template_name="ui/alerts.html", nav="alerts"), name="page-alerts"),
+    path("audit/", Page.as_view(template_name="ui/audit.html", nav="audit"), name="page-audit"),
     path(
         "failover/",
         Page.as_view(template_name="ui/failover_list.html", nav="failover", extra=views.failover_list),

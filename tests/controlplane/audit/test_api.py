@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 
 import pytest
 from rest_framework.test import APIClient
@@ -63,3 +64,35 @@ def test_a_snapshot_redacts_the_password_and_names_related_objects() -> None:
     assert values["sasl_password"] == "********"
     assert "sasl_password_encrypted" not in values
     assert "hunter2" not in str(values)
+
+
+@pytest.mark.django_db
+def test_the_audit_log_filters_by_actor_and_time_and_pages(api: Api) -> None:
+    cluster = Cluster.objects.create(alias="a", bootstrap_servers="h:1")
+    entries = [record(None, "cluster.check", cluster, after={"n": n}) for n in range(5)]
+    base = entries[0].at
+    for n, entry in enumerate(entries):  # one a minute apart, the newest last
+        AuditRecord.objects.filter(pk=entry.pk).update(at=base + timedelta(minutes=n), actor_username=f"u{n % 2}")
+    client = api("viewer")
+    since, until = (base + timedelta(minutes=1)).isoformat(), (base + timedelta(minutes=4)).isoformat()
+    window = client.get("/api/v1/audit/", {"since": since, "until": until}).json()
+    assert [r["after"]["n"] for r in window["results"]] == [3, 2, 1]
+    by_actor = client.get("/api/v1/audit/", {"actor": "u0"}).json()
+    assert [r["after"]["n"] for r in by_actor["results"]] == [4, 2, 0]
+    page = client.get("/api/v1/audit/", {"actor": "u0", "limit": 2, "offset": 2}).json()
+    assert page["count"] == 3 and [r["after"]["n"] for r in page["results"]] == [0]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("query", "field", "reason"),
+    [
+        ({"user": "admin"}, "user", "unknown parameter"),
+        ({"since": "yesterday"}, "since", "Datetime has wrong format"),
+        ({"since": "2026-11-28T10:00:00Z", "until": "2026-11-28T09:00:00Z"}, "until", "must be after since"),
+    ],
+)
+def test_a_bad_audit_query_names_the_parameter(api: Api, query: dict[str, str], field: str, reason: str) -> None:
+    response = api("viewer").get("/api/v1/audit/", query)
+    assert response.status_code == 400
+    assert reason in response.json()[field][0]
