@@ -7,7 +7,6 @@ runs) left in the shared clusters are not remote topics under this test's policy
 
 from __future__ import annotations
 
-import json
 import subprocess
 import time
 import uuid
@@ -40,15 +39,10 @@ public class Hops {
     public static void main(String[] args) throws Exception {
         Map<String, Object> props = Map.of("bootstrap.servers", args[0], "replication.policy.separator", args[1]);
         try (MirrorClient client = new MirrorClient(props)) {
-            StringBuilder out = new StringBuilder("{\"upstream\": [");
-            List<String> upstream = new ArrayList<>(client.upstreamClusters());
-            Collections.sort(upstream);
-            for (int i = 0; i < upstream.size(); i++) out.append(i > 0 ? ", " : "").append('"' + upstream.get(i) + '"');
-            out.append("], \"hops\": {");
+            System.out.println("upstream " + String.join(" ", new TreeSet<>(client.upstreamClusters())));
             for (int i = 2; i < args.length; i++) {
-                out.append(i > 2 ? ", " : "").append('"' + args[i] + "\": " + client.replicationHops(args[i]));
+                System.out.println("hops " + args[i] + " " + client.replicationHops(args[i]));
             }
-            System.out.println(out.append("}}"));
         }
     }
 }
@@ -73,8 +67,9 @@ def _java_answers(tmp_path: Path, bootstrap: str, separator: str, aliases: list[
     command = [kafka.java, "-cp", kafka.classpath, str(source), bootstrap, separator, *aliases]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    answer: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
-    return answer
+    lines = [line.split() for line in done.stdout.splitlines() if line.strip()]
+    upstream = next(words[1:] for words in lines if words[0] == "upstream")
+    return {"upstream": upstream, "hops": {words[1]: int(words[2]) for words in lines if words[0] == "hops"}}
 
 
 def _answers(client: MirrorClient, aliases: list[str]) -> dict[str, object]:
