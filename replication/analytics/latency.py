@@ -131,14 +131,19 @@ def end_to_end_from_records(partition_sketches: DataFrame) -> DataFrame:
 def end_to_end_from_heartbeats(arrivals: DataFrame) -> DataFrame:
     """Per path heartbeats travelled (more than one cluster): arrival minus the heartbeat's timestamp.
 
-    Only the heartbeats of the path's first flow count: those keyed with the path's first hop as their target. A
-    source's heartbeats topic holds every flow's heartbeats, and a flow started later copies the backlog of the
-    others' at once: hours-old heartbeats arriving now are no measure of its latency (they still prove the link
-    alive, in the topology report). The arrival is exact where the topic is stamped by its broker (LogAppendTime,
-    as Mirrorplane creates every heartbeats topic) and an upper bound where the collector had to stamp it."""
+    Only the heartbeats of the path's first flow count: the ones it writes into its source, keyed with the path's
+    first hop as their source and its origin as their target (MM2's heartbeat connector of the reverse pair). A
+    cluster's heartbeats topic holds every flow's heartbeats into it, and a flow started later copies the backlog
+    of the others' at once: hours-old heartbeats arriving now are no measure of its latency (they still prove the
+    link alive, in the topology report). A reverse flow writes the same key: one started long before this one had
+    its backlog copied too, so a window should start once both run. The arrival is exact where the topic is
+    stamped by its broker (LogAppendTime, as Mirrorplane creates every heartbeats topic) and an upper bound where
+    the collector had to stamp it."""
     latency = F.col("arrival_ms") - F.col("timestamp")
     grouped = (
-        arrivals.where((F.size("path") > 1) & (F.col("target") == F.col("path")[1]))
+        arrivals.where(
+            (F.size("path") > 1) & (F.col("source") == F.col("path")[1]) & (F.col("target") == F.col("path")[0])
+        )
         .groupBy("path")
         .agg(F.kll_sketch_agg_bigint(latency, SKETCH_K).alias("latency_ms_sketch"))
     )

@@ -1,8 +1,16 @@
-"""HeartbeatEmitter: (source alias, target alias, timestamp) records in the source cluster's `heartbeats` topic.
+"""HeartbeatEmitter: (source alias, target alias, timestamp) records in `heartbeats` topics, where MM2 writes them.
 
-The flow replicates `heartbeats` like data (the topic filter always lets heartbeats through), so each hop
-prefixes it: a cluster that sees `backup.us-west.heartbeats` is two hops downstream of us-west. `MirrorClient`
-reads reachability from these topic names; the records themselves carry the source clock.
+MM2's MirrorHeartbeatConnector for A->B is a source connector run by the A->B herder, whose worker produces to the
+target: its heartbeats (source A, target B) land in B's `heartbeats` (MirrorHeartbeatConnector creates the topic
+with its target admin; MirrorConnectorsIntegrationBaseTest reads them there). MM2 also runs the B->A herder's
+heartbeat connector by default, even with `B->A.enabled=false` (MirrorMakerConfig.clusterPairs: "for a given
+replication flow A->B with heartbeats, 2 herders are required"), so (source B, target A) lands in A's `heartbeats`.
+A flow's emitter writes both, and MM2's tooling reads a Mirrorplane deployment unchanged.
+
+Hops come from topic names only: the flow replicates the source's `heartbeats` like data (the topic filter always
+lets heartbeats through), each hop prefixing it, so a cluster holding `backup.us-west.heartbeats` is two hops
+downstream of us-west. A cluster's own `heartbeats` counts no hop (MirrorClient.countHopsForTopic answers -1 for
+a topic with no source). The records carry the emitter's clock.
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ from collections.abc import Callable
 
 from confluent_kafka import Producer
 
-from replication.config import FlowConfig
+from replication.config import ClusterConfig, FlowConfig
 from replication.kafka.clients import ClientFactory
 from replication.kafka.internaltopics import HEARTBEATS_CONFIG, TIMEOUT, ensure_topic
 from replication.mm2.policy import HEARTBEATS_TOPIC
@@ -20,7 +28,9 @@ from replication.mm2.records import Heartbeat
 
 
 class HeartbeatEmitter:
-    """One flow's heartbeats: `run_once()` writes one heartbeat to `heartbeats` in the source cluster."""
+    """One flow's heartbeats: `run_once()` writes (source, target) to the target's `heartbeats`, as MM2's heartbeat
+    connector of the flow does, and (target, source) to the source's, as MM2's heartbeat connector of the reverse
+    pair does: the one the flow replicates, so that its target sees the source one hop upstream."""
 
     def __init__(
         self, flow: FlowConfig, clients: ClientFactory | None = None, clock: Callable[[], float] = time.time
@@ -29,20 +39,31 @@ class HeartbeatEmitter:
         self.clients = clients or ClientFactory()
         self.clock = clock
         self.interval = flow.emit_heartbeats_interval_seconds
-        self._producer: Producer | None = None
+        self._producers: list[Producer] = []
+
+    def beats(self, timestamp: int) -> list[tuple[ClusterConfig, Heartbeat]]:
+        """One round's heartbeats, each with the cluster whose `heartbeats` it goes to: the target's first."""
+        source, target = self.flow.source, self.flow.target
+        return [
+            (target, Heartbeat(source.alias, target.alias, timestamp)),
+            (source, Heartbeat(target.alias, source.alias, timestamp)),
+        ]
 
     def run_once(self) -> bool:
-        if self._producer is None:
-            ensure_topic(self.clients.admin(self.flow.source), HEARTBEATS_TOPIC, HEARTBEATS_CONFIG)
-            self._producer = self.clients.producer(self.flow.source)
-        beat = Heartbeat(self.flow.source.alias, self.flow.target.alias, int(self.clock() * 1000))
-        key, value = beat.to_bytes()
-        self._producer.produce(HEARTBEATS_TOPIC, value, key, 0, timestamp=beat.timestamp)
-        remaining = self._producer.flush(TIMEOUT)
-        if remaining:
-            raise TimeoutError(f"{self.flow.name}: heartbeat not delivered to {HEARTBEATS_TOPIC} within {TIMEOUT}s")
+        beats = self.beats(int(self.clock() * 1000))
+        if not self._producers:
+            for cluster, _ in beats:
+                ensure_topic(self.clients.admin(cluster), HEARTBEATS_TOPIC, HEARTBEATS_CONFIG)
+            self._producers = [self.clients.producer(cluster) for cluster, _ in beats]
+        for producer, (_, beat) in zip(self._producers, beats, strict=True):
+            key, value = beat.to_bytes()
+            producer.produce(HEARTBEATS_TOPIC, value, key, 0, timestamp=beat.timestamp)
+        for producer, (cluster, _) in zip(self._producers, beats, strict=True):
+            if producer.flush(TIMEOUT):
+                where = f"{cluster.alias}'s {HEARTBEATS_TOPIC}"
+                raise TimeoutError(f"{self.flow.name}: heartbeat not delivered to {where} within {TIMEOUT}s")
         return True
 
     def close(self) -> None:
-        if self._producer is not None:
-            self._producer.flush(TIMEOUT)
+        for producer in self._producers:
+            producer.flush(TIMEOUT)

@@ -1,8 +1,10 @@
 """Heartbeat arrivals: reads every registered cluster's `heartbeats` and `*.heartbeats` topics into the facts lake.
 
-A heartbeat found in cluster `c`, topic `b.a.heartbeats`, keyed (source `a`, target `b`) travelled a -> b -> c:
-the key names the flow that emitted it, the topic name's prefixes the hops it was replicated through. Its value
-holds the emitting cluster's clock; the arrival time is the record's LogAppendTime when the topic stamps one
+A heartbeat is written to a cluster's own `heartbeats` (as MM2 does: the flow a->b's keyed (a, b) into b, the
+reverse pair's keyed (b, a) into a) and travels on only by replication, each hop prefixing the topic. So the topic
+name alone gives its path: found in cluster `c`, topic `b.a.heartbeats`, it was written in a and replicated
+a -> b -> c; in `c`'s own `heartbeats` it travelled no hop. The key names the flow that emitted it. Its value holds
+the emitter's clock; the arrival time is the record's LogAppendTime when the topic stamps one
 (`message.timestamp.type=LogAppendTime`, exact) and otherwise the time the collector read it (an upper bound).
 
     python -m replication.facts.heartbeats --cluster us-west=host:9092 --cluster us-east=host:9093 --lake DIR
@@ -35,7 +37,7 @@ HEARTBEATS_SCHEMA = pa.schema(
         ("offset", pa.int64()),
         ("source", pa.string()),  # the heartbeat key: the flow that emitted it
         ("target", pa.string()),
-        ("path", pa.list_(pa.string())),  # clusters it passed through, origin first, this cluster last
+        ("path", pa.list_(pa.string())),  # where it was written first, the clusters it was replicated to after
         ("timestamp", pa.int64()),  # the heartbeat's own timestamp (ms, the emitting cluster's clock)
         ("arrival_ms", pa.int64()),
         ("arrival_kind", pa.string()),  # 'log_append' (exact) or 'consumed' (when the collector read it)
@@ -44,16 +46,16 @@ HEARTBEATS_SCHEMA = pa.schema(
 GROUP_ID = "mirrorplane-heartbeat-collector"
 
 
-def arrival_path(policy: DefaultReplicationPolicy, cluster: str, topic: str, heartbeat: Heartbeat) -> list[str]:
-    path = [heartbeat.source_cluster_alias, *reversed(source_chain(policy, topic)), cluster]
-    return [alias for i, alias in enumerate(path) if i == 0 or alias != path[i - 1]]
+def arrival_path(policy: DefaultReplicationPolicy, cluster: str, topic: str) -> list[str]:
+    """The clusters a heartbeat in `topic` of `cluster` passed through: where it was written, then each hop."""
+    return [*reversed(source_chain(policy, topic)), cluster]
 
 
 class HeartbeatCollector:
     """Reads heartbeat topics from where it left off (offsets committed in `group_id`) and writes arrival facts.
 
-    `sources`, when given, keeps only heartbeats that originate there (e.g. the registered clusters, when another
-    MirrorMaker deployment shares a cluster).
+    `sources`, when given, keeps only the heartbeats of flows between these clusters, keyed with two of them (e.g.
+    the registered clusters, when another MirrorMaker deployment shares a cluster).
     """
 
     def __init__(
@@ -155,11 +157,12 @@ class HeartbeatCollector:
         except RecordFormatError as exc:
             log.warning("%s %s: skipping a record that is not a heartbeat: %s", alias, topic, exc)
             return []
-        if self.sources is not None and heartbeat.source_cluster_alias not in self.sources:
+        flow = {heartbeat.source_cluster_alias, heartbeat.target_cluster_alias}
+        if self.sources is not None and not flow <= self.sources:
             return []
         kind, ts = msg.timestamp()
         arrival, arrival_kind = (ts, "log_append") if kind == TIMESTAMP_LOG_APPEND_TIME else (self._now(), "consumed")
-        path = arrival_path(self.policy, alias, topic, heartbeat)
+        path = arrival_path(self.policy, alias, topic)
         return [
             (
                 topic,

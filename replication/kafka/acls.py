@@ -76,11 +76,12 @@ def flow_grants(flow: FlowConfig, topics: Iterable[str], groups: Iterable[str] =
         add("source", "TOPIC", topic, "LITERAL", AclOperation.READ)
         if flow.sync_topic_configs_enabled:
             add("source", "TOPIC", topic, "LITERAL", AclOperation.DESCRIBE_CONFIGS)
-    if flow.emit_heartbeats_enabled:
-        ops = (AclOperation.CREATE, AclOperation.WRITE, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS)
-        add("source", "TOPIC", HEARTBEATS_TOPIC, "LITERAL", *ops)
     for internal in internal_topics(flow):
-        add(internal.cluster, "TOPIC", internal.name, "LITERAL", *_INTERNAL_OPERATIONS)
+        if internal.name == HEARTBEATS_TOPIC:  # written (MM2's heartbeat connectors), created and stamped, not read
+            ops = (AclOperation.CREATE, AclOperation.WRITE, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS)
+            add(internal.cluster, "TOPIC", HEARTBEATS_TOPIC, "LITERAL", *ops)
+        else:
+            add(internal.cluster, "TOPIC", internal.name, "LITERAL", *_INTERNAL_OPERATIONS)
     for cluster in ("source", "target"):
         add(cluster, "GROUP", CLIENT_GROUP_PREFIX, "PREFIXED", AclOperation.DESCRIBE)
     remote_ops = (

@@ -11,7 +11,7 @@ control plane) provisions once, before the tasks start:
 | `mirrorplane-positions.<source>.internal` | target | always |
 | `mm2-offset-syncs.<other>.internal` | `offset-syncs.topic.location` | `emit.offset-syncs.enabled` |
 | `<source>.checkpoints.internal` | target | `emit.checkpoints.enabled` |
-| `heartbeats` | source | `emit.heartbeats.enabled` |
+| `heartbeats` | target and source (where MM2 writes them) | `emit.heartbeats.enabled` |
 | remote topics of the matching source topics | target | always |
 
 Creation is idempotent (an existing topic is kept as it is), and provisioning returns only when every topic's
@@ -83,7 +83,8 @@ def internal_topics(flow: FlowConfig) -> list[InternalTopic]:
     if flow.emit_checkpoints_enabled:
         topics.append(InternalTopic(flow_checkpoints_topic(flow), "target", dict(COMPACTED_CONFIG)))
     if flow.emit_heartbeats_enabled:
-        topics.append(InternalTopic(HEARTBEATS_TOPIC, "source", dict(HEARTBEATS_CONFIG)))
+        # The flow's heartbeats go to the target, the reverse pair's to the source (MM2's two heartbeat herders).
+        topics += [InternalTopic(HEARTBEATS_TOPIC, role, dict(HEARTBEATS_CONFIG)) for role in ("target", "source")]
     return topics
 
 
@@ -128,7 +129,7 @@ def provision_flow(
     # has not learnt of a topic just created does not answer "unknown topic".
     if flow.emit_heartbeats_enabled:
         sync.stamp_heartbeats(admins["source"], [HEARTBEATS_TOPIC])
-    sync.stamp_heartbeats(admins["target"], list(remote))
+    sync.stamp_heartbeats(admins["target"], [*([HEARTBEATS_TOPIC] if flow.emit_heartbeats_enabled else []), *remote])
     seconds = clock() - started
     log.info(
         "%s: provisioned %d internal and %d remote topics in %.1fs", flow.name, len(internal), len(remote), seconds

@@ -1,8 +1,9 @@
 """MirrorClient: what one cluster can tell about the flows into it (MM2's MirrorClient and RemoteClusterUtils).
 
-Reachability comes from heartbeat topic names (`backup.us-west.heartbeats`: us-west is two hops upstream),
-offsets from the checkpoint topics. Like MM2's, it reads remote topic names with the replication policy, the
-default policy unless told otherwise.
+Reachability comes from heartbeat topic names (`backup.us-west.heartbeats`: us-west is two hops upstream; a
+cluster's own `heartbeats`, where flows into it write theirs, counts no hop), offsets from the checkpoint
+topics. Like MM2's, it reads remote topic names with the replication policy, the default policy unless told
+otherwise.
 """
 
 from __future__ import annotations

@@ -56,12 +56,13 @@ def fact(
 
 
 def arrival(
-    cluster: str, path: Sequence[str], ts: int, arrival_ms: int, offset: int = 0, target: str | None = None
+    cluster: str, path: Sequence[str], ts: int, arrival_ms: int, offset: int = 0, source: str | None = None
 ) -> tuple[str, Row]:
-    """A heartbeat arrival found in cluster, having travelled path (origin first, cluster last); keyed by the flow
-    of the path's first hop unless `target` names another flow's target."""
-    topic = ".".join([*reversed(path[1:-1]), "heartbeats"])
-    return cluster, (topic, 0, offset, path[0], target or path[1], list(path), ts, arrival_ms, "log_append")
+    """A heartbeat arrival found in cluster, having travelled path (where it was written first, cluster last);
+    keyed (path[1], path[0]), the heartbeat the path's first flow writes into its source as MM2 does, unless
+    `source` names another flow's source."""
+    topic = ".".join([*reversed(path[:-1]), "heartbeats"])
+    return cluster, (topic, 0, offset, source or path[1], path[0], list(path), ts, arrival_ms, "log_append")
 
 
 def write_facts(lake: str, rows: Sequence[Row]) -> None:

@@ -17,7 +17,6 @@ from replication.facts.lake import prune, write_rows
 from replication.facts.writer import FACTS_SCHEMA, FactsWriter, facts_sink, facts_writer, hop_path
 from replication.metrics.registry import MetricsRegistry
 from replication.mm2.policy import DefaultReplicationPolicy
-from replication.mm2.records import Heartbeat
 from replication.task.partitionstate import PartitionState, Run
 from replication.task.producing import BatchProducer
 from replication.task.replicationtask import ReplicationTask
@@ -189,13 +188,12 @@ def test_hop_paths_follow_the_remote_topic_prefixes(topic: str, source: str, tar
     assert hop_path(DefaultReplicationPolicy(), topic, source, target) == path
 
 
-def test_heartbeat_paths_work_wherever_the_flow_emitted_them() -> None:
+def test_a_heartbeats_path_comes_from_its_topic_name_whatever_its_key() -> None:
     policy = DefaultReplicationPolicy()
-    beat = Heartbeat("a", "b", 0)
-    assert arrival_path(policy, "b", "heartbeats", beat) == ["a", "b"]  # emitted into the target (MM2)
-    assert arrival_path(policy, "c", "b.heartbeats", beat) == ["a", "b", "c"]
-    assert arrival_path(policy, "b", "a.heartbeats", beat) == ["a", "b"]  # emitted into the source (KIP-382)
-    assert arrival_path(policy, "c", "b.a.heartbeats", beat) == ["a", "b", "c"]
+    assert arrival_path(policy, "b", "heartbeats") == ["b"]  # written here by a flow into b (MM2): no hop
+    assert arrival_path(policy, "b", "a.heartbeats") == ["a", "b"]  # written into a, replicated a -> b
+    assert arrival_path(policy, "c", "b.a.heartbeats") == ["a", "b", "c"]
+    assert arrival_path(DefaultReplicationPolicy("_"), "c", "b_a_heartbeats") == ["a", "b", "c"]
 
 
 def test_the_engine_side_never_loads_spark() -> None:

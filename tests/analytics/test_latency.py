@@ -33,8 +33,8 @@ def _chain_lake(lake: str) -> None:
         )
     write_facts(lake, rows)
     beats = [arrival("D", ["A", "B", "C", "D"], T0 + 1000 * k, T0 + 1000 * k + 40 + k, k) for k in range(20)]
-    # A's heartbeats topic also held flow A->X's, hours old, which B->C->D copied along: no latency of this path
-    backlog = [arrival("D", ["A", "B", "C", "D"], T0 - 3_600_000, T0 + k, 20 + k, target="X") for k in range(5)]
+    # A's heartbeats topic also held flow X->A's, hours old, which A->B->C->D copied along: no latency of this path
+    backlog = [arrival("D", ["A", "B", "C", "D"], T0 - 3_600_000, T0 + k, 20 + k, source="X") for k in range(5)]
     write_arrivals(lake, beats + backlog)  # heartbeat latencies 40..59 ms
 
 

@@ -19,7 +19,7 @@ UNTIL = T0 + 60_000
 
 
 def _diamond_lake(lake: str) -> None:
-    """A->B->D and A->C->D: heartbeats emitted into each flow's target, replicated one hop further."""
+    """A->B->D and A->C->D: heartbeats written into each flow's source (as MM2 does), replicated from there."""
     paths = [["A", "B"], ["A", "C"], ["B", "D"], ["C", "D"], ["A", "B", "D"], ["A", "C", "D"]]
     write_arrivals(
         lake, [arrival(p[-1], p, UNTIL - s * 1000 - 50, UNTIL - s * 1000, s) for p in paths for s in (1, 2, 3)]

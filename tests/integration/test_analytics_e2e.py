@@ -30,7 +30,8 @@ BEATS = 5
 
 
 def _emit_heartbeats(bootstrap: str, source: str, target: str) -> None:
-    """What the heartbeat emitter does: (source, target, now) into the source cluster's `heartbeats`."""
+    """What the heartbeat emitter of source->target writes into its source cluster's `heartbeats`: (target,
+    source, now), as MM2's heartbeat connector of the reverse pair does."""
     client = admin(bootstrap)
     try:
         config = {"cleanup.policy": "compact"}
@@ -41,7 +42,7 @@ def _emit_heartbeats(bootstrap: str, source: str, target: str) -> None:
     wait_until(lambda: topic_partitions(bootstrap, HEARTBEATS_TOPIC) > 0, what="the heartbeats topic")
     producer = Producer({"bootstrap.servers": bootstrap})
     for _ in range(BEATS):
-        beat = Heartbeat(source, target, int(time.time() * 1000))
+        beat = Heartbeat(target, source, int(time.time() * 1000))
         key, value = beat.to_bytes()
         producer.produce(HEARTBEATS_TOPIC, value, key, 0, timestamp=beat.timestamp)
         time.sleep(0.01)  # distinct heartbeat timestamps
@@ -99,7 +100,7 @@ def test_a_chain_replicated_by_the_engine_gives_its_hops_latency_and_a_complete_
         {alias: {"bootstrap.servers": servers} for alias, servers in clusters.items()},
         lake,
         group_id=f"mp-test-collector-{uid}",
-        sources={a},
+        sources={a, b},
     )
     try:
         assert collector.run_once() == 3 * BEATS  # in A's heartbeats, B's a.heartbeats and C's b.a.heartbeats

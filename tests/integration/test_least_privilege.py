@@ -29,6 +29,7 @@ from localkafka.security import ADMIN, REPLICATOR
 from replication.kafka.acls import flow_grants, grant_table
 from replication.mm2.config import load_flows
 from replication.mm2.properties import parse_properties
+from replication.mm2.records import Heartbeat
 from tests.support.kafka import admin as kafka_admin
 from tests.support.kafka import wait_until
 
@@ -132,6 +133,24 @@ def _records(config: dict[str, str], topic: str, exactly_once: bool) -> list[tup
         consumer.close()
 
 
+def _heartbeat_flows(config: dict[str, str], topic: str) -> set[tuple[str, str]]:
+    """The (source, target) keys of every heartbeat in the topic's single partition."""
+    consumer = Consumer({**config, "group.id": f"check-{uuid.uuid4().hex[:6]}", "enable.auto.commit": False})
+    try:
+        end = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)[1]
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        found: set[tuple[str, str]] = set()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and consumer.position([TopicPartition(topic, 0)])[0].offset < end:
+            msg = consumer.poll(0.5)
+            if msg is not None and msg.error() is None:
+                beat = Heartbeat.from_bytes(msg.key(), msg.value())
+                found.add((beat.source_cluster_alias, beat.target_cluster_alias))
+        return found
+    finally:
+        consumer.close()
+
+
 @pytest.mark.parametrize("exactly_once", [False, True], ids=["at-least-once", "exactly-once"])
 def test_a_flow_runs_with_exactly_its_grants_from_scram_into_mtls(
     secured_kafka: LocalKafka, replicator_grants_revoked: None, tmp_path: Path, exactly_once: bool
@@ -191,6 +210,11 @@ def test_a_flow_runs_with_exactly_its_grants_from_scram_into_mtls(
         "User:app READ"
     }
     assert f"target TOPIC {SOURCE}. ALTER" in granted and f"source TOPIC {topic} READ" in granted
+    # Heartbeats where MM2 writes them: the flow's into the target, its reverse pair's into the source, copied on.
+    assert {"target TOPIC heartbeats WRITE", "source TOPIC heartbeats WRITE"} <= set(granted)
+    assert _heartbeat_flows(target, "heartbeats") == {(SOURCE, TARGET)}
+    assert _heartbeat_flows(secured_kafka.client_config(SOURCE, ADMIN), "heartbeats") == {(TARGET, SOURCE)}
+    assert _heartbeat_flows(target, f"{SOURCE}.heartbeats") == {(TARGET, SOURCE)}
     assert any("TRANSACTIONAL_ID" in g for g in granted) is exactly_once
 
 

@@ -134,7 +134,8 @@ def test_task_0_runs_with_no_partitions_and_emits_the_flows_heartbeats(
     kafka_clusters: dict[str, str], settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A failback flow's source often has no matching topic yet. Its task 0 must still run: it emits the
-    heartbeats that create the source's `heartbeats` topic, which the flow then replicates (as in MM2)."""
+    heartbeats that create the source's `heartbeats` topic, which the flow then replicates: keyed (target,
+    source), as MM2's heartbeat connector of the reverse pair writes them there."""
     from controlplane.monitoring.services.health import health
     from controlplane.orchestration.services.status import flow_status
     from replication.mm2.records import Heartbeat
@@ -163,7 +164,7 @@ def test_task_0_runs_with_no_partitions_and_emits_the_flows_heartbeats(
     def beats() -> list[Heartbeat]:
         records = consume_to_end(clusters[alias], "heartbeats", 1)
         found = [Heartbeat.from_bytes(m.key(), m.value()) for m in records]
-        return [b for b in found if (b.source_cluster_alias, b.target_cluster_alias) == (alias, "backup")]
+        return [b for b in found if (b.source_cluster_alias, b.target_cluster_alias) == ("backup", alias)]
 
     with _running(task0.pk, "worker-hb"):
         wait_until(lambda: _safe(beats), timeout=60, interval=0.5, what="a heartbeat of the flow in its source")

@@ -35,7 +35,7 @@ def test_heartbeats_of_registered_clusters_reach_the_lake(
     for alias in ("us-west", "us-east"):
         Cluster.objects.create(alias=alias, bootstrap_servers=kafka_clusters[alias])
     stamp = int(time.time() * 1000) - random.randint(0, 10**6)
-    produce_heartbeat(kafka_clusters["us-west"], Heartbeat("us-west", "us-east", stamp))
+    produce_heartbeat(kafka_clusters["us-west"], Heartbeat("us-east", "us-west", stamp))  # us-west->us-east's
     assert services.collect_heartbeats() >= 1
     arrivals = ds.dataset(tmp_path / "lake" / "heartbeats", format="parquet", partitioning="hive").to_table()
     assert stamp in arrivals.column("timestamp").to_pylist()
