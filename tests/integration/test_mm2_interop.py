@@ -12,18 +12,26 @@ One MM2 run and one Mirrorplane run for the module: each fixture sets up its rec
 
 from __future__ import annotations
 
+import contextlib
 import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from controlplane.clusters.models import Cluster
+from controlplane.failover.choices import Check, Mode
+from controlplane.failover.models import Failover
+from controlplane.failover.services import drain, machine, offsets, steps
+from controlplane.monitoring.services.readers import latest_checkpoints
 from localkafka.mirrormaker2 import MirrorMaker2, dedicated_properties
 from replication.__main__ import main
 from replication.config import ClusterConfig
 from replication.emitters.checkpoints import CheckpointEmitter
 from replication.mm2.mirrorclient import MirrorClient
+from tests.support.failover import exactness, read_rest, values_from
 from tests.support.kafka import create_topic, end_offsets, unique_topic, wait_until
 from tests.support.mm2interop import JavaView, Offsets, java_view
 from tests.support.replication import make_flow, produce_known
@@ -52,8 +60,6 @@ def _cli_csv(config: Path, group: str, *options: str) -> Offsets:
     """`python -m replication offsets translate --format csv` as {(remote topic, partition): offset}."""
     out = io.StringIO()
     args = ["offsets", "translate", "--config", str(config), "--group", group, "--source", "us-west"]
-    import contextlib
-
     with contextlib.redirect_stdout(out):
         assert main([*args, "--target", "us-east", "--format", "csv", *options]) == 0
     rows = [line.split(",") for line in out.getvalue().splitlines()]
@@ -165,8 +171,6 @@ def _ends(bootstrap: str, topic: str) -> dict[int, int] | None:
 
 def _checkpointed(kafka_clusters: dict[str, str], r: Replicated) -> bool:
     """Every partition of the group checkpointed at its committed offset."""
-    from controlplane.monitoring.services.readers import latest_checkpoints
-
     found = latest_checkpoints(_cluster(kafka_clusters, "us-east"), "us-west").get(r.group, {})
     return {p: cp.upstream_offset for (_, p), cp in found.items()} == r.positions
 
@@ -184,3 +188,64 @@ def test_mirrorplane_reads_mm2_checkpoints_as_kafkas_translate_offsets(
     assert client.remote_consumer_offsets(r.group, "us-west") == translated
     assert _cli_csv(config, r.group, "--from", "checkpoints") == translated
     _same_mirror_view(java, client, r.remote)
+
+
+# -- the failover wizard on MM2's records -------------------------------------------------------------------------
+@pytest.mark.django_db
+def test_the_wizard_fails_over_an_mm2_group_reading_again_no_more_than_its_preview_states(
+    kafka_clusters: dict[str, str], mm2_records: Replicated
+) -> None:
+    r = mm2_records
+    west, east = kafka_clusters["us-west"], kafka_clusters["us-east"]
+    source = Cluster.objects.create(alias="us-west", bootstrap_servers=west)
+    target = Cluster.objects.create(alias="us-east", bootstrap_servers=east)
+    failover = Failover.objects.create(mode=Mode.PLANNED, source=source, target=target, groups=[r.group])
+
+    preflight, done = _run(failover, steps.preflight_step, {"proceed": True, "acknowledge": _warnings(failover)})
+    assert done, preflight
+    healthy = next(c for c in preflight.checks if c.code == "flow_healthy")
+    assert "MirrorMaker 2" in healthy.detail
+    assert next(c for c in preflight.checks if c.code == "checkpoints_exist").status == Check.PASS
+    drained = [_run(failover, drain.drain_step, {}) for _ in range(2)]  # a drain to 0 needs end offsets still
+    assert drained[-1][1], drained[-1][0]
+    assert [(p.partition, p.lag) for p in drained[-1][0].partitions] == [(0, 0), (1, 0)]  # MM2 copied all 500
+    assert _run(failover, steps.fence_step, {"confirmed": True})[1]
+
+    checkpoint, done = _run(failover, offsets.checkpoint_step, {})
+    assert done, checkpoint
+    plans = {p.partition: p for p in checkpoint.preview}
+    assert sorted(plans) == [0, 1] and all(p.method == "mm2-sync" and p.reread is not None for p in plans.values())
+    bound = max(p.reread or 0 for p in plans.values())
+    assert f"up to {bound} records per partition may be read again" in checkpoint.precision
+    java = java_view(east, "us-west", [r.group]).translated[r.group]
+    for p, plan in plans.items():  # never behind MM2's own checkpoint: a sync at least as recent as MM2's
+        assert plan.upstream_offset == r.positions[p]
+        assert plan.downstream_offset is not None and plan.downstream_offset >= java[(r.remote, p)]
+    assert _run(failover, offsets.apply_step, {})[1]
+    verify, done = _run(failover, offsets.verify_step, {})
+    assert done and [row.committed for row in verify.rows] == [plans[0].downstream_offset, plans[1].downstream_offset]
+
+    # Counted against the brokers: what the group reads in us-east from the applied offsets, against what it had
+    # already read (below its committed offsets in us-west) and what it had left.
+    source_values = values_from(west, r.topic, dict.fromkeys(range(PARTITIONS), 0))
+    already = {p: values[: r.positions[p]] for p, values in source_values.items()}
+    rest = {p: values[r.positions[p] :] for p, values in source_values.items()}
+    read = read_rest(east, r.group, r.remote, PARTITIONS)
+    for p, plan in plans.items():
+        counted = exactness({p: already[p]}, {p: rest[p]}, {p: read[p]})
+        assert counted.skipped == 0 and counted.reread <= (plan.reread or 0), (p, counted, plan)
+        assert read[p][counted.reread :] == rest[p]
+    assert exactness(already, rest, read).reread == sum(p.reread or 0 for p in plans.values()) > 0
+
+
+def _warnings(failover: Failover) -> list[str]:
+    checks, _ = steps.preflight_step(failover, {})
+    return [c.code for c in checks.checks if c.status == Check.WARN]
+
+
+def _run(failover: Failover, step: Any, inputs: dict[str, Any]) -> tuple[Any, bool]:
+    """One step as the wizard's job runs it, its result stored with the failover (later steps read it)."""
+    result, complete = step(failover, inputs)
+    machine.store(failover, result.STEP, inputs, result, None, complete)
+    failover.save()
+    return result, complete
