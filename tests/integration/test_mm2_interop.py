@@ -31,6 +31,8 @@ from replication.__main__ import main
 from replication.config import ClusterConfig
 from replication.emitters.checkpoints import CheckpointEmitter
 from replication.mm2.mirrorclient import MirrorClient
+from replication.offsets.syncstore import OffsetSyncReader
+from replication.offsets.translation import translate_downstream
 from tests.support.failover import exactness, read_rest, values_from
 from tests.support.kafka import create_topic, end_offsets, unique_topic, wait_until
 from tests.support.mm2interop import JavaView, Offsets, java_view
@@ -77,6 +79,20 @@ def _properties(path: Path, kafka_clusters: dict[str, str], topic: str) -> Path:
     return path
 
 
+def _placed(bootstrap: str, prefix: str, topic: str, positions: dict[int, int]) -> str:
+    """A group committed at positions; a fresh cluster refuses commits until its group coordinator is loaded."""
+
+    def placed() -> str | None:
+        try:
+            return place_groups(bootstrap, prefix, topic, {p: [o] for p, o in positions.items()})[0]
+        except AssertionError:  # a partition refused: the coordinator is still loading
+            return None
+
+    group = wait_until(placed, timeout=60, interval=1, what=f"{prefix} committed in {topic}")
+    assert group is not None
+    return group
+
+
 # -- Java reads Mirrorplane ---------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def mirrorplane_records(kafka_clusters: dict[str, str]) -> Replicated:
@@ -89,7 +105,7 @@ def mirrorplane_records(kafka_clusters: dict[str, str]) -> Replicated:
     remote = f"us-west.{topic}"
     replicate(flow, lambda: sum(end_offsets(east, remote, range(PARTITIONS)).values()) >= 600, "600 records")
     positions = {0: 57, 1: 143}
-    group = place_groups(west, unique_topic("interop-mp-grp"), topic, {p: [o] for p, o in positions.items()})[0]
+    group = _placed(west, unique_topic("interop-mp-grp"), topic, positions)
     emitter = CheckpointEmitter(flow.replace(groups=(group,)))
     try:
         emitter.run_once()
@@ -136,7 +152,7 @@ def mm2_records(kafka_clusters: dict[str, str], tmp_path_factory: pytest.TempPat
     create_topic(west, topic, partitions=PARTITIONS)
     produce_known(west, topic, partitions=PARTITIONS, count=1000)
     positions = {0: 333, 1: 250}
-    group = place_groups(west, unique_topic("interop-mm2-grp"), topic, {p: [o] for p, o in positions.items()})[0]
+    group = _placed(west, unique_topic("interop-mm2-grp"), topic, positions)
     clusters = {"us-west": west, "us-east": east}
     extra = {
         "us-west->us-east.topics": topic,
@@ -184,6 +200,14 @@ def test_mirrorplane_reads_mm2_checkpoints_as_kafkas_translate_offsets(
     config = _properties(tmp_path / "mm2.properties", kafka_clusters, r.topic)
 
     translated = java.translated[r.group]
+    # MM2 checkpointed by its rule over its offset syncs: Mirrorplane's reading of that rule gives the same numbers.
+    syncs = OffsetSyncReader(make_flow(kafka_clusters, "us-west", "us-east", r.topic))
+    try:
+        syncs.update()
+        by_rule = {(r.remote, p): translate_downstream(syncs.store, r.topic, p, o) for p, o in r.positions.items()}
+    finally:
+        syncs.close()
+    assert translated == {tp: found[0] for tp, found in by_rule.items() if found is not None}
     assert sorted(translated) == [(r.remote, 0), (r.remote, 1)]
     assert client.remote_consumer_offsets(r.group, "us-west") == translated
     assert _cli_csv(config, r.group, "--from", "checkpoints") == translated
