@@ -70,7 +70,7 @@ def drain_step(failover: Failover, inputs: dict[str, Any]) -> tuple[DrainResult,
         producers_writing=write_rate is not None and write_rate > 0,
         eta_seconds=0 if done else _eta(lag, threshold, lag_rate),
         source_error=source_error,
-        why=None if done else _why(lag, threshold, lag_rate, write_rate, measured, partitions_error),
+        why=None if done else _why(lag, threshold, lag_rate, write_rate, measured, partitions_error, flow is None),
     )
     return result, done
 
@@ -157,6 +157,7 @@ def _why(
     write_rate: float | None,
     measured: tuple[DrainPartition, ...],
     partitions_error: str,
+    by_mm2: bool = False,
 ) -> str | None:
     """Why the drain is not done yet, when it is not just a matter of time."""
     if lag is None and not measured:
@@ -164,6 +165,8 @@ def _why(
     if lag is None:
         unreported = [f"{p.topic}-{p.partition}" for p in measured if p.lag is None]
         shown = ", ".join(unreported[:5]) + (f" and {len(unreported) - 5} more" if len(unreported) > 5 else "")
+        if by_mm2:
+            return f"MirrorMaker 2 has committed no source position for {shown} yet: does it replicate them?"
         return f"the flow reports no lag yet for {shown}: are its tasks running? (see the flow page)"
     if threshold == 0 and write_rate is None:
         return "waiting for a second check, to see whether the source producers have stopped writing"
