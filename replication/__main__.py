@@ -66,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if flow is None:
             print(f"error: --config defines no flow {args.source}->{args.target}", file=sys.stderr)
             return 2
-        return offsets.translate(flow, args.group, args.format)
+        return offsets.translate(flow, args.group, args.format, origin=args.origin)
     if args.accept_data_loss:
         flows = [flow.replace(on_data_loss="continue") for flow in flows]
     return run_flows(flows, processes=args.processes, signals=signals)

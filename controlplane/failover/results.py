@@ -175,6 +175,7 @@ class CheckpointResult(StepResult):
     inexact: tuple[str, ...] = ()  # "group topic-partition" of every plan that is not exact
     rpo: RpoEstimate = RpoEstimate()
     waiting: bool = False
+    precision: str = ""  # how exact the records translated from allow the move to be (MM2's sparse offset syncs)
     error: str = ""
 
     @property

@@ -4,6 +4,10 @@
 how it was derived (sync: exact; timestamp: approximate, with the window at risk) and the downstream lag.
 `--format csv` prints only `topic,partition,offset` lines with remote topic names, the input of
 `kafka-consumer-groups --reset-offsets --from-file`; approximate rows are named on stderr.
+
+`--from checkpoints` reads the group's newest checkpoints in the target instead of its committed offsets in the
+source, as MM2's `RemoteClusterUtils.translateOffsets` does: it needs no access to the source, reads checkpoints
+written by MirrorMaker 2 as well as by Mirrorplane, and is as exact as whoever wrote them (method `checkpoint`).
 """
 
 from __future__ import annotations
@@ -30,6 +34,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], config_
     translate.add_argument("--source", required=True, help="source cluster alias")
     translate.add_argument("--target", required=True, help="target cluster alias")
     translate.add_argument("--format", choices=["table", "csv"], default="table")
+    translate.add_argument(
+        "--from",
+        dest="origin",
+        choices=["syncs", "checkpoints"],
+        default="syncs",
+        help="syncs: the group's committed offsets in the source, through the offset syncs (default); "
+        "checkpoints: the group's newest checkpoints in the target (RemoteClusterUtils.translateOffsets)",
+    )
 
 
 def find_flow(flows: Sequence[FlowConfig], source: str, target: str) -> FlowConfig | None:
@@ -59,17 +71,29 @@ def format_csv(rows: Sequence[Translation]) -> str:
     return "".join(f"{r.remote_topic},{r.partition},{r.downstream_offset}\n" for r in rows)
 
 
-def translate(flow: FlowConfig, group: str, output: str, out: TextIO | None = None, err: TextIO | None = None) -> int:
+def translate(
+    flow: FlowConfig,
+    group: str,
+    output: str,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    origin: str = "syncs",
+) -> int:
     out, err = out or sys.stdout, err or sys.stderr  # looked up now: callers and tests may have replaced them
-    from replication.offsets.translation import OffsetTranslator
+    from replication.offsets.translation import OffsetTranslator, from_checkpoints
 
-    translator = OffsetTranslator(flow)
-    try:
-        rows = translator.translate_group(group)
-    finally:
-        translator.close()
+    if origin == "checkpoints":
+        rows = from_checkpoints(flow, group)
+        missing = f"group {group!r} has no checkpoint from {flow.source.alias} in {flow.target.alias}"
+    else:
+        translator = OffsetTranslator(flow)
+        try:
+            rows = translator.translate_group(group)
+        finally:
+            translator.close()
+        missing = f"group {group!r} has no committed offsets in topics {flow.name} replicates"
     if not rows:
-        print(f"group {group!r} has no committed offsets in topics {flow.name} replicates", file=err)
+        print(missing, file=err)
         return 1
     if output == "csv":
         out.write(format_csv(rows))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 
 from replication.config import FlowConfig
 from replication.kafka.clients import ClientFactory
@@ -99,6 +99,19 @@ class OffsetSyncStore:
         if syncs is None or not syncs.upstream:
             return None
         return syncs.upstream[0], syncs.upstream[-1]
+
+    def floor(self, topic: str, partition: int, upstream_offset: int) -> tuple[int, int] | None:
+        """The sync (upstream, downstream) with the greatest upstream offset at or below upstream_offset, or None."""
+        syncs = self._partitions.get((topic, partition))
+        if syncs is None:
+            return None
+        i = bisect_right(syncs.upstream, upstream_offset)
+        return None if i == 0 else (syncs.upstream[i - 1], syncs.downstream[i - 1])
+
+    def syncs(self, topic: str, partition: int) -> list[tuple[int, int]]:
+        """Every live sync (upstream, downstream) of one partition, by upstream offset."""
+        syncs = self._partitions.get((topic, partition))
+        return [] if syncs is None else list(zip(syncs.upstream, syncs.downstream, strict=True))
 
     def __len__(self) -> int:
         return sum(len(s.upstream) for s in self._partitions.values())

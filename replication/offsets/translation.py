@@ -19,13 +19,16 @@ from dataclasses import dataclass
 from confluent_kafka import Consumer, TopicPartition
 
 from replication.config import FlowConfig
-from replication.emitters.checkpoints import group_offsets
+from replication.emitters.checkpoints import group_offsets, read_checkpoints
 from replication.kafka.clients import ClientFactory
+from replication.kafka.internaltopics import TopicTail, flow_checkpoints_topic
 from replication.mm2.filters import TopicFilter
+from replication.mm2.records import latest_checkpoints
 from replication.offsets.syncstore import OffsetSyncReader, OffsetSyncStore
 
 SYNC = "sync"
 TIMESTAMP = "timestamp"
+CHECKPOINT = "checkpoint"
 LOOKUP_TIMEOUT = 10.0
 
 
@@ -44,7 +47,7 @@ class Translation:
 
     @property
     def approximate(self) -> bool:
-        return self.method != SYNC
+        return self.method == TIMESTAMP
 
 
 class OffsetTranslator:
@@ -123,6 +126,44 @@ class OffsetTranslator:
 
     def _end(self, remote: str, partition: int) -> int:
         return int(self.target.get_watermark_offsets(TopicPartition(remote, partition), timeout=LOOKUP_TIMEOUT)[1])
+
+
+def from_checkpoints(flow: FlowConfig, group: str, clients: ClientFactory | None = None) -> list[Translation]:
+    """The group's newest checkpoints from the flow's source in its target, as MM2's
+    RemoteClusterUtils.translateOffsets reads them (whoever wrote them: Mirrorplane or MirrorMaker 2)."""
+    clients = clients or ClientFactory()
+    target = clients.consumer(flow.target, f"{flow.name}-translate")
+    tail = TopicTail(clients.consumer(flow.target, f"{flow.name}-checkpoints"), flow_checkpoints_topic(flow))
+    policy = flow.policy()
+    try:
+        newest = latest_checkpoints(read_checkpoints(tail)).get(group, {})
+        rows = []
+        for (remote, partition), cp in sorted(newest.items()):
+            end = int(target.get_watermark_offsets(TopicPartition(remote, partition), timeout=LOOKUP_TIMEOUT)[1])
+            topic = policy.upstream_topic(remote) or remote
+            lag = max(end - cp.downstream_offset, 0)
+            rows.append(
+                Translation(topic, partition, remote, cp.upstream_offset, cp.downstream_offset, CHECKPOINT, lag)
+            )
+        return rows
+    finally:
+        tail.close()
+        target.close()
+
+
+def translate_downstream(store: OffsetSyncStore, topic: str, partition: int, offset: int) -> tuple[int, int] | None:
+    """MM2's translation of offset syncs (its OffsetSyncStore.translateDownstream), as (downstream offset, upstream
+    offset of the sync used), or None below the first sync.
+
+    Offset syncs written by MirrorMaker 2 do not keep the one-for-one rule `OffsetSyncStore.translate` interpolates
+    by (MM2 drops a sync still pending when a newer one comes, so a gap may lie between two syncs): only the sync
+    at or below the position is trusted. At it, the position translates exactly; past it, to one past its copy, so
+    nothing is skipped and the copies of the upstream records between are read again."""
+    found = store.floor(topic, partition, offset)
+    if found is None:
+        return None
+    upstream, downstream = found
+    return (downstream if upstream == offset else downstream + 1), upstream
 
 
 def _window(offset: int, timestamp: int, downstream: int, same_time_end: int, coverage: tuple[int, int] | None) -> str:

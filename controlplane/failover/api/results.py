@@ -175,6 +175,11 @@ class CheckpointResultSerializer(serializers.Serializer[Any]):
     )
     rpo = RpoEstimateSerializer()
     waiting = serializers.BooleanField(help_text="planned, and not every plan exact yet: the wizard checks again")
+    precision = serializers.CharField(
+        allow_blank=True,
+        help_text="how exact the records translated from allow the move to be: with MirrorMaker 2's sparse offset "
+        "syncs, the records per partition that may be read again; empty for a Mirrorplane flow",
+    )
     error = _error()
 
 

@@ -18,10 +18,11 @@ from typing import Any
 
 from controlplane.failover.models import Failover
 from controlplane.failover.results import DrainPartition, DrainResult, DrainSample
-from controlplane.failover.services import context, kafka
+from controlplane.failover.services import context, kafka, mm2
 from controlplane.flows.models import Flow
 from controlplane.flows.services import flow_config
 from controlplane.orchestration.models import PartitionReport
+from replication.config import FlowConfig
 from replication.mm2.filters import TopicFilter
 from replication.mm2.policy import is_heartbeats_topic
 from replication.offsets.groupoffsets import Partition
@@ -34,12 +35,16 @@ def drain_step(failover: Failover, inputs: dict[str, Any]) -> tuple[DrainResult,
     """Complete once the lag of the groups' partitions is at most the threshold; the UI polls it for the progress
     bar and trend."""
     flow = context.flows(failover).forward
-    if flow is None:
+    pair = mm2.records(failover) if flow is None else None
+    if flow is None and pair is None:
         return DrainResult(error="the flow from the source to the target no longer exists", waiting=True), False
+    config = flow_config(flow) if flow is not None else pair
+    assert config is not None
     previous = failover.result(DrainResult)
-    wanted, partitions_error = _group_partitions(failover, flow, previous)
+    wanted, partitions_error = _group_partitions(failover, config, previous)
     ends, source_error = _source_ends(failover, wanted)
-    measured = _measured(flow, wanted, ends)
+    # Without a Mirrorplane flow, MirrorMaker 2's committed source positions tell how far it replicated.
+    measured = _measured(flow, wanted, ends) if flow is not None else mm2.measured(failover, config, wanted, ends)
     lag = _lag(measured, partitions_error)
     end = sum(ends.values()) if ends else None
     threshold = failover.drain_threshold
@@ -65,17 +70,16 @@ def drain_step(failover: Failover, inputs: dict[str, Any]) -> tuple[DrainResult,
         producers_writing=write_rate is not None and write_rate > 0,
         eta_seconds=0 if done else _eta(lag, threshold, lag_rate),
         source_error=source_error,
-        why=None if done else _why(lag, threshold, lag_rate, write_rate, measured, partitions_error),
+        why=None if done else _why(lag, threshold, lag_rate, write_rate, measured, partitions_error, flow is None),
     )
     return result, done
 
 
-def _group_partitions(failover: Failover, flow: Flow, previous: DrainResult) -> tuple[list[Partition], str]:
+def _group_partitions(failover: Failover, config: FlowConfig, previous: DrainResult) -> tuple[list[Partition], str]:
     """The source partitions the failover's groups committed on, of the topics the flow replicates (its topics
     filter, as the data plane applies it; heartbeats are replication's own). A partition of those topics that no
     task reported yet is kept: it has no lag yet, and the drain waits for it. If the source does not answer, the
     previous check's partitions are kept, with why."""
-    config = flow_config(flow)
     topics, policy = TopicFilter(config), config.policy()
     try:
         groups = kafka.groups(failover.source)
@@ -153,6 +157,7 @@ def _why(
     write_rate: float | None,
     measured: tuple[DrainPartition, ...],
     partitions_error: str,
+    by_mm2: bool = False,
 ) -> str | None:
     """Why the drain is not done yet, when it is not just a matter of time."""
     if lag is None and not measured:
@@ -160,6 +165,8 @@ def _why(
     if lag is None:
         unreported = [f"{p.topic}-{p.partition}" for p in measured if p.lag is None]
         shown = ", ".join(unreported[:5]) + (f" and {len(unreported) - 5} more" if len(unreported) > 5 else "")
+        if by_mm2:
+            return f"MirrorMaker 2 has committed no source position for {shown} yet: does it replicate them?"
         return f"the flow reports no lag yet for {shown}: are its tasks running? (see the flow page)"
     if threshold == 0 and write_rate is None:
         return "waiting for a second check, to see whether the source producers have stopped writing"

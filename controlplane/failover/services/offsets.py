@@ -24,7 +24,7 @@ from controlplane.failover.results import (
     VerifyResult,
     VerifyRow,
 )
-from controlplane.failover.services import context, kafka, translate
+from controlplane.failover.services import context, kafka, mm2, translate
 from controlplane.failover.services.preflight import rpo_estimate
 from controlplane.flows.services import cluster_config
 from controlplane.monitoring.services import readers
@@ -40,6 +40,10 @@ def checkpoint_step(failover: Failover, inputs: dict[str, Any]) -> tuple[Checkpo
     flows = context.flows(failover)
     forward, inverse = flows.configs()
     up, error = kafka.reachable(failover.source)
+    if forward is None and failover.mode != Mode.FAILBACK:
+        pair = mm2.records(failover)
+        if pair is not None:
+            return _from_mm2(failover, pair, up, error)
     if up:
         written = final_checkpoint(forward, failover.groups) if forward is not None else 0
         plans = _planned(failover, forward, inverse)
@@ -57,6 +61,30 @@ def checkpoint_step(failover: Failover, inputs: dict[str, Any]) -> tuple[Checkpo
     if not plans:
         return replace(result, error="the groups have no committed offsets to move"), False
     waiting = bool(inexact) and failover.mode != Mode.UNPLANNED
+    return replace(result, waiting=waiting), not waiting
+
+
+def _from_mm2(failover: Failover, pair: FlowConfig, up: bool, error: str) -> tuple[CheckpointResult, bool]:
+    """MirrorMaker 2 replicates the groups: its offset syncs by its own rule (source up), else its checkpoints.
+    Its syncs are sparse, so a plan re-reads up to the records since the sync: it waits only for a partition no
+    sync covers."""
+    if up:
+        found = mm2.plans(failover, pair)
+        plans, precision = found.plans, found.precision
+    else:
+        plans, precision = _from_checkpoints(failover, pair), "MirrorMaker 2's last checkpoints: re-reads unknown"
+    uncovered = tuple(f"{p.group} {p.topic}-{p.partition}" for p in plans if p.downstream_offset is None)
+    result = CheckpointResult(
+        source_reachable=up,
+        source_error=error,
+        preview=tuple(plans),
+        inexact=tuple(f"{p.group} {p.topic}-{p.partition}" for p in plans if not p.exact),
+        rpo=_rpo(failover, None, up),
+        precision=precision,
+    )
+    if not plans:
+        return replace(result, error="the groups have no committed offsets to move"), False
+    waiting = bool(uncovered) and failover.mode != Mode.UNPLANNED
     return replace(result, waiting=waiting), not waiting
 
 

@@ -18,7 +18,7 @@ from controlplane.failover.choices import Check, Mode
 from controlplane.failover.models import Failover
 from controlplane.failover.results import CheckResult as Result
 from controlplane.failover.results import RpoEstimate
-from controlplane.failover.services import kafka
+from controlplane.failover.services import kafka, mm2
 from controlplane.failover.services.context import Flows
 from controlplane.flows.models import Flow
 from controlplane.flows.services import cluster_config, flow_config
@@ -27,6 +27,7 @@ from controlplane.monitoring.models import FlowSample
 from controlplane.monitoring.services import readers
 from controlplane.monitoring.services.health import health, totals
 from controlplane.orchestration.services.status import flow_status
+from replication.config import FlowConfig
 from replication.mm2.filters import GroupFilter
 
 HEARTBEAT_MAX_AGE_SECONDS = 30.0
@@ -39,6 +40,7 @@ class Inputs:
     source_up: bool
     source_error: str
     target_error: str = ""  # empty when the target answers
+    mm2: FlowConfig | None = None  # no Mirrorplane flow, MirrorMaker 2's records for the pair (services.mm2)
 
     @property
     def unplanned(self) -> bool:
@@ -50,7 +52,8 @@ def run(failover: Failover, flows: Flows) -> list[Result]:
     # The target is asked once, up front, like the source: four checks read it, and against an unreachable target
     # each waited out its own timeout (40 s in all) to fail with librdkafka's vaguest message.
     target_up, target_error = kafka.reachable(failover.target)
-    inputs = Inputs(failover, flows, up, error, "" if target_up else target_error or "no broker answered")
+    pair = mm2.records(failover) if flows.forward is None and failover.mode != Mode.FAILBACK else None
+    inputs = Inputs(failover, flows, up, error, "" if target_up else target_error or "no broker answered", pair)
     checks: list[Callable[[Inputs], Result]] = [
         source_reachable,
         flow_healthy,
@@ -91,6 +94,12 @@ def source_reachable(i: Inputs) -> Result:
 def flow_healthy(i: Inputs) -> Result:
     flow = i.flows.forward
     label = f"Flow {i.failover.source}->{i.failover.target} healthy"
+    if flow is None and i.mm2 is not None:
+        detail = (
+            "no Mirrorplane flow: MirrorMaker 2's offset syncs and checkpoints for the pair are the translation; "
+            "its health is not known here"
+        )
+        return Result("flow_healthy", label, Check.WARN, detail)
     if flow is None:
         return Result("flow_healthy", label, Check.FAIL, "no flow replicates from the source to the target")
     state = health(flow_status(flow))
@@ -135,14 +144,14 @@ def checkpoints_exist(i: Inputs) -> Result:
             "checkpoints are needed only for topics produced in the source"
         )
         return Result("checkpoints_exist", label, Check.INFO, detail)
-    if flow is None:
+    if flow is None and i.mm2 is None:
         return Result("checkpoints_exist", label, Check.FAIL, "no flow, so no checkpoints")
-    excluded = [g for g in groups if not GroupFilter(flow_config(flow)).should_replicate(g)]
+    excluded = [g for g in groups if flow is not None and not GroupFilter(flow_config(flow)).should_replicate(g)]
     if excluded:
         return Result(
             "checkpoints_exist", label, Check.FAIL, f"the flow's groups filter excludes {', '.join(excluded)}"
         )
-    latest = readers.latest_checkpoints(cluster_config(i.failover.target), flow.source.alias)
+    latest = readers.latest_checkpoints(cluster_config(i.failover.target), i.failover.source.alias)
     missing = [g for g in groups if g not in latest]
     if not missing:
         counts = ", ".join(f"{g}: {len(latest[g])} partitions" for g in groups)

@@ -377,6 +377,8 @@ export function checkpoint(f, run, operator) {
   if (ran) {
     const r = ran.result;
     body.push(el("div", { class: "scroll" }, previewTable(r.preview)));
+    // MirrorMaker 2's sparse offset syncs: the bound on re-reads those records allow, stated before apply.
+    if (r.precision) body.push(alert("warn", r.precision));
     if (r.waiting)
       body.push(alert("info", `Waiting for replication to reach the groups' positions: ${r.inexact.join(", ")}.`));
     body.push(errorOf(r));
@@ -412,6 +414,7 @@ export function apply(f, run, operator) {
       el("dt", {}, "RPO"),
       el("dd", { id: "rpo" }, rpo(c.rpo)),
     ),
+    c.precision ? alert("warn", c.precision) : null,
     el("div", { class: "scroll" }, previewTable(c.preview)),
     ran ? errorOf(ran.result) : null,
   ];
