@@ -49,6 +49,9 @@ from replication.task.partitionstate import PartitionState, Run, Sweep
 log = logging.getLogger("replication.offsetsyncs")
 EPOCH_HEADER = "mirrorplane.offset-sync"
 EPOCH_START = b"epoch-start"
+# Every other sync Mirrorplane writes: the one-for-one rule between it and the next holds. MirrorMaker 2's syncs carry
+# no such header; between them that rule does not hold (it drops a sync still pending when a newer one comes).
+ONE_FOR_ONE = b"one-for-one"
 Sync = tuple[int, int, bool]  # upstream, downstream, starts an epoch
 Positions = Callable[[list[TopicPartition]], list[TopicPartition]]
 
@@ -274,9 +277,8 @@ class OffsetSyncEmitter:
             producer = self._start() if self._producer is None else self._producer
             for topic, partition, (upstream, downstream, epoch_start) in syncs:
                 key, value = OffsetSync(topic, partition, upstream, downstream).to_bytes()
-                headers: list[tuple[str, str | bytes | None]] | None = (
-                    [(EPOCH_HEADER, EPOCH_START)] if epoch_start else None
-                )
+                mark = EPOCH_START if epoch_start else ONE_FOR_ONE
+                headers: list[tuple[str, str | bytes | None]] = [(EPOCH_HEADER, mark)]
                 producer.produce(self.topic, value, key, 0, on_delivery=self._delivered, headers=headers)
             producer.poll(0)
         except (BufferError, KafkaException) as exc:  # replication goes on; translation restarts after the gap

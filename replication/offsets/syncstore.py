@@ -18,14 +18,15 @@ log = logging.getLogger("replication.offsetsyncstore")
 class _PartitionSyncs:
     """The live syncs of one source partition, sorted by upstream offset (two int64 arrays: 16 bytes a sync)."""
 
-    __slots__ = ("downstream", "starts", "upstream")
+    __slots__ = ("downstream", "sparse", "starts", "upstream")
 
     def __init__(self) -> None:
         self.upstream = array("q")
         self.downstream = array("q")
         self.starts: set[int] = set()  # upstream offsets where an epoch starts: nothing interpolates across them
+        self.sparse: set[int] = set()  # upstream offsets of syncs MirrorMaker 2 wrote: nothing interpolates after them
 
-    def add(self, upstream: int, downstream: int, epoch_start: bool) -> None:
+    def add(self, upstream: int, downstream: int, epoch_start: bool, sparse: bool = False) -> None:
         if epoch_start:
             self._truncate(upstream)
         i = bisect_left(self.upstream, upstream)
@@ -36,6 +37,10 @@ class _PartitionSyncs:
             self.downstream.insert(i, downstream)
         if epoch_start:
             self.starts.add(upstream)
+        if sparse:
+            self.sparse.add(upstream)
+        else:
+            self.sparse.discard(upstream)
 
     def _truncate(self, start: int) -> None:
         """A new epoch replaces everything at or after start; what came before keeps its exact value."""
@@ -46,6 +51,7 @@ class _PartitionSyncs:
         del self.upstream[i:]
         del self.downstream[i:]
         self.starts = {s for s in self.starts if s < start}
+        self.sparse = {s for s in self.sparse if s < start}
         if boundary is not None:  # keeps the old epoch's last interval exact without its upper sync
             self.upstream.append(start - 1)
             self.downstream.append(boundary)
@@ -55,6 +61,10 @@ class _PartitionSyncs:
         i = bisect_left(up, position)
         if i < len(up) and up[i] == position:
             return down[i]
+        if i > 0 and up[i - 1] in self.sparse:
+            # MirrorMaker 2's rule (OffsetSyncStore.translateDownstream): one past the copy of the sync below, so
+            # nothing is skipped; the copies of the records between are read again.
+            return down[i - 1] + 1 if i == len(up) or up[i] not in self.starts else None
         if i == 0 or i == len(up) or up[i] in self.starts:
             return None
         u1, d1, d2 = up[i - 1], down[i - 1], down[i]
@@ -75,18 +85,21 @@ class OffsetSyncStore:
     4. An epoch-start sync replaces every sync at or after its upstream offset; values before it are kept
        exactly, and nothing is interpolated across it.
     5. Below the first sync, above the last one, or across an epoch start, translate returns None.
+    6. Syncs MirrorMaker 2 wrote (no `mirrorplane.offset-sync` header) promise only 1: past one, up to the next,
+       a position translates to one past its copy, as MM2 translates them (nothing skipped, some records re-read).
     Memory: 16 bytes per sync, and the topic's retention bounds the number of syncs.
     """
 
     def __init__(self) -> None:
         self._partitions: dict[tuple[str, int], _PartitionSyncs] = {}
 
-    def add(self, sync: OffsetSync, epoch_start: bool = False) -> None:
+    def add(self, sync: OffsetSync, epoch_start: bool = False, sparse: bool = False) -> None:
+        """`sparse`: a sync MirrorMaker 2 wrote, after which positions translate by its rule, not one for one."""
         key = (sync.topic, sync.partition)
         syncs = self._partitions.get(key)
         if syncs is None:
             syncs = self._partitions[key] = _PartitionSyncs()
-        syncs.add(sync.upstream_offset, sync.downstream_offset, epoch_start)
+        syncs.add(sync.upstream_offset, sync.downstream_offset, epoch_start, sparse)
 
     def translate(self, topic: str, partition: int, upstream_offset: int) -> int | None:
         """The downstream offset equivalent to the upstream committed offset, or None if no sync covers it."""
@@ -99,6 +112,14 @@ class OffsetSyncStore:
         if syncs is None or not syncs.upstream:
             return None
         return syncs.upstream[0], syncs.upstream[-1]
+
+    def by_mm2_rule(self, topic: str, partition: int, upstream_offset: int) -> bool:
+        """Whether `translate` answers for this position by MirrorMaker 2's rule (invariant 6), not exactly."""
+        syncs = self._partitions.get((topic, partition))
+        if syncs is None:
+            return False
+        i = bisect_right(syncs.upstream, upstream_offset)
+        return i > 0 and syncs.upstream[i - 1] in syncs.sparse and syncs.upstream[i - 1] != upstream_offset
 
     def floor(self, topic: str, partition: int, upstream_offset: int) -> tuple[int, int] | None:
         """The sync (upstream, downstream) with the greatest upstream offset at or below upstream_offset, or None."""
@@ -137,7 +158,8 @@ class OffsetSyncReader:
                 log.warning("%s: skipping a malformed offset sync at offset %s: %s", self.topic, msg.offset(), exc)
                 continue
             headers = msg.headers() or []
-            self.store.add(sync, epoch_start=(EPOCH_HEADER, EPOCH_START) in headers)
+            ours = [header[1] for header in headers if header[0] == EPOCH_HEADER]
+            self.store.add(sync, epoch_start=EPOCH_START in ours, sparse=not ours)
         return len(records)
 
     def close(self) -> None:

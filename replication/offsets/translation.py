@@ -27,6 +27,7 @@ from replication.mm2.records import latest_checkpoints
 from replication.offsets.syncstore import OffsetSyncReader, OffsetSyncStore
 
 SYNC = "sync"
+MM2_SYNC = "mm2-sync"  # MirrorMaker 2's offset syncs, by its rule: never ahead, some records read again
 TIMESTAMP = "timestamp"
 CHECKPOINT = "checkpoint"
 LOOKUP_TIMEOUT = 10.0
@@ -41,13 +42,13 @@ class Translation:
     remote_topic: str
     upstream_offset: int
     downstream_offset: int
-    method: str  # SYNC (exact) or TIMESTAMP (approximate)
+    method: str  # SYNC (exact), MM2_SYNC or TIMESTAMP (approximate)
     lag: int  # downstream records from the translated offset to the end of the remote partition
     window: str = ""
 
     @property
     def approximate(self) -> bool:
-        return self.method == TIMESTAMP
+        return self.method in (TIMESTAMP, MM2_SYNC)
 
 
 class OffsetTranslator:
@@ -81,7 +82,16 @@ class OffsetTranslator:
             self.refresh()
         remote = self.policy.format_remote_topic(self.flow.source.alias, topic)
         end = self._end(remote, partition)
-        downstream = self.syncs.store.translate(topic, partition, offset)
+        store = self.syncs.store
+        downstream = store.translate(topic, partition, offset)
+        if downstream is not None and store.by_mm2_rule(topic, partition, offset):
+            below = store.floor(topic, partition, offset)
+            assert below is not None  # by_mm2_rule found it
+            window = (
+                f"MirrorMaker 2's offset syncs: one past the copy of upstream offset {below[0]}, the newest sync at or "
+                f"below {offset}; the copies of upstream offsets {below[0] + 1}..{offset - 1} are read again"
+            )
+            return Translation(topic, partition, remote, offset, downstream, MM2_SYNC, max(end - downstream, 0), window)
         if downstream is not None:
             return Translation(topic, partition, remote, offset, downstream, SYNC, max(end - downstream, 0))
         return self._by_timestamp(topic, partition, remote, offset, end)

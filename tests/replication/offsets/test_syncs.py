@@ -7,7 +7,14 @@ from confluent_kafka import TopicPartition
 from replication.config import ClusterConfig, FlowConfig
 from replication.kafka.internaltopics import offset_syncs_cluster, offset_syncs_topic
 from replication.mm2.records import OffsetSync
-from replication.offsets.syncs import OffsetSyncEmitter, PartitionSyncs, stretches
+from replication.offsets.syncs import (
+    EPOCH_HEADER,
+    EPOCH_START,
+    ONE_FOR_ONE,
+    OffsetSyncEmitter,
+    PartitionSyncs,
+    stretches,
+)
 from replication.offsets.syncstore import OffsetSyncStore
 from replication.task.partitionstate import PartitionState, Run
 from tests.support.fakes import FakeClients, store_of, syncs_of
@@ -286,3 +293,29 @@ def test_a_sweep_skips_partitions_settled_at_an_unchanged_end_offset_until_it_mo
     now[0] += emitter.sweep.interval
     emitter.committed()
     assert len(asked) == 3  # settled again at the new end offset
+
+
+def test_syncs_mirrormaker_2_wrote_translate_by_its_rule_never_ahead() -> None:
+    store = OffsetSyncStore()
+    store.add(OffsetSync("t", 0, 0, 0), sparse=True)
+    store.add(OffsetSync("t", 0, 100, 90), sparse=True)  # MM2 dropped its syncs between: 10 records were filtered
+    assert store.translate("t", 0, 0) == 0 and store.translate("t", 0, 100) == 90  # exact at a sync
+    assert store.translate("t", 0, 50) == 1  # one past the copy of 0: not 50, which may lie past the record's copy
+    assert store.translate("t", 0, 150) == 91  # past the last sync too, as MM2 translates
+    assert store.by_mm2_rule("t", 0, 50) and not store.by_mm2_rule("t", 0, 100)
+    mine = OffsetSyncStore()
+    mine.add(OffsetSync("t", 0, 0, 0), epoch_start=True)
+    mine.add(OffsetSync("t", 0, 100, 100))
+    assert mine.translate("t", 0, 50) == 50 and not mine.by_mm2_rule("t", 0, 50)
+
+
+def test_every_sync_mirrorplane_writes_says_so_in_its_header() -> None:
+    clients = FakeClients()
+    emitter = OffsetSyncEmitter(_flow(), clients=clients)  # type: ignore[arg-type]
+    state = _state(0)
+    _ack(emitter, state, list(range(0, 20)), 0)
+    emitter.committed()
+    headers = [record.headers for record in clients.producers["us-west"].records]
+    assert headers and all(h is not None and h[0][0] == EPOCH_HEADER for h in headers)
+    assert headers[0] is not None and headers[0][0][1] == EPOCH_START
+    assert {h[0][1] for h in headers[1:] if h is not None} <= {ONE_FOR_ONE}
