@@ -52,7 +52,10 @@ def _stored_all(clusters: dict[str, str], topic: str, total: dict[int, int]) -> 
     return all(stored.get((topic, p)) is not None and stored[(topic, p)].next_offset == n for p, n in total.items())
 
 
-@pytest.mark.parametrize("exactly_once", [False, True], ids=["at-least-once", "exactly-once"])
+# At least once, three SIGKILLs run in make test (test_resume_crashes.py, plain); five run in make test-faults.
+@pytest.mark.parametrize(
+    "exactly_once", [pytest.param(False, marks=pytest.mark.slow), True], ids=["at-least-once", "exactly-once"]
+)
 def test_sigkill_five_times_loses_nothing_and_duplicates_nothing(
     kafka_clusters: dict[str, str], tmp_path: Path, exactly_once: bool
 ) -> None:

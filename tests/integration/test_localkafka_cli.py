@@ -121,7 +121,7 @@ def test_a_bad_alias_or_version_is_an_error_naming_it(tmp_path: Path) -> None:
     assert _java_pids_for(tmp_path) == []
 
 
-@pytest.mark.parametrize("version", [DEFAULT_KAFKA_VERSION, "2.3.0"])
+@pytest.mark.parametrize("version", [DEFAULT_KAFKA_VERSION, pytest.param("2.3.0", marks=pytest.mark.slow)])
 def test_up_after_a_sigkill_of_every_process_starts_again_on_the_same_data(tmp_path: Path, version: str) -> None:
     """On 2.3.0 the killed broker's ZooKeeper session outlives a ZooKeeper restart for its timeout, and a broker
     started at once used to exit on the stale /brokers/ids/0; a KRaft cluster restarts on its metadata log."""

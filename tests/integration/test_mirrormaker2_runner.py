@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from localkafka.mirrormaker2 import MirrorMaker2, dedicated_properties
 from tests.support.browse import produce
 from tests.support.kafka import create_topic, end_offsets, unique_topic, wait_until
 
 
+@pytest.mark.slow  # the MM2 interop, take-over and benchmark runs use the runner in make test
 def test_mm2_copies_a_topic_under_its_remote_name(kafka_clusters: dict[str, str], tmp_path: Path) -> None:
     topic = unique_topic("mm2run")
     create_topic(kafka_clusters["us-west"], topic, partitions=2)

@@ -175,7 +175,7 @@ def _stored_past(clusters: dict[str, str], topic: str, after_last: dict[int, int
 
 # About a minute each under CI's load: the gap-making variants beyond the plain and transactional ones run in
 # make test-faults.
-SLOW_VARIANTS = ("handler-drops", "compacted-gaps")
+SLOW_VARIANTS = ("handler-drops", "compacted-gaps", "aborted-transactions")
 
 
 @pytest.mark.parametrize(
