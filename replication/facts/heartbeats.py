@@ -25,7 +25,7 @@ from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, Consumer, KafkaError, Kaf
 
 from replication.facts.lake import Row, write_rows
 from replication.kafka.clientlog import logged
-from replication.mm2.policy import DefaultReplicationPolicy, is_heartbeats_topic, source_chain
+from replication.mm2.policy import HEARTBEATS_TOPIC, DefaultReplicationPolicy, is_heartbeats_topic, source_chain
 from replication.mm2.records import Heartbeat, RecordFormatError
 
 log = logging.getLogger("replication.facts_heartbeats")
@@ -52,7 +52,9 @@ def arrival_path(policy: DefaultReplicationPolicy, cluster: str, topic: str) -> 
 
 
 class HeartbeatCollector:
-    """Reads heartbeat topics from where it left off (offsets committed in `group_id`) and writes arrival facts.
+    """Reads replicated heartbeat topics (`<alias>.heartbeats`, ...) from where it left off (offsets committed in
+    `group_id`) and writes arrival facts. A cluster's own `heartbeats` is not read: its beats have made no hop, and a
+    flow's principal may write there without reading (the least-privilege grants).
 
     `sources`, when given, keeps only the heartbeats of flows between these clusters, keyed with two of them (e.g.
     the registered clusters, when another MirrorMaker deployment shares a cluster).
@@ -117,7 +119,8 @@ class HeartbeatCollector:
         found = {
             (name, p)
             for name, topic in metadata.topics.items()
-            if topic.error is None and is_heartbeats_topic(self.policy, name)
+            # A cluster's own `heartbeats` holds the beats flows wrote into it: no hop, nothing a report counts.
+            if topic.error is None and is_heartbeats_topic(self.policy, name) and name != HEARTBEATS_TOPIC
             for p in topic.partitions
         }
         new = found - self._assigned[alias]

@@ -34,6 +34,8 @@ EXPECTED_ACLS = {
     ("GROUP", "__mirrorplane-heartbeat-facts", "LITERAL", "READ"),
     *(("TOPIC", "mirrorplane-positions.us-east.internal", "LITERAL", op) for op in ("CREATE", "READ", "WRITE")),
     *(("TOPIC", "us-east.checkpoints.internal", "LITERAL", op) for op in ("CREATE", "READ", "WRITE")),
+    # us-east->backup's heartbeats go into backup's own heartbeats, where MirrorMaker 2 writes them.
+    *(("TOPIC", "heartbeats", "LITERAL", op) for op in ("ALTER_CONFIGS", "CREATE", "DESCRIBE_CONFIGS", "WRITE")),
     *(
         ("TOPIC", "us-east.", "PREFIXED", op)
         for op in ("ALTER", "ALTER_CONFIGS", "CREATE", "DESCRIBE_CONFIGS", "READ", "WRITE")
