@@ -11,14 +11,19 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, Message, Producer, TopicPartition
 
+from controlplane.celery import app
+from controlplane.core.permissions import ADMIN
+from controlplane.flows import services
+from controlplane.flows.models import Flow
 from localkafka.mirrormaker2 import MirrorMaker2, dedicated_properties, offsets_storage_topic, properties_text
 from replication.mm2.config import load_file
 from replication.mm2.properties import parse_properties
 from replication.mm2.records import Checkpoint
 from replication.mm2.takeover import committed_positions
 from replication.task.takeover import TakeoverError, read_topic, take_over
+from tests.controlplane.api.base import client_for, make_user
 from tests.support.kafka import consume_to_end, create_topic, end_offsets, unique_topic, wait_until
-from tests.support.replication import start_replicator
+from tests.support.replication import drive, new_task, start_replicator
 
 PARTITIONS = 3
 Copy = tuple[bytes | None, bytes | None]
@@ -72,12 +77,14 @@ def _kill_mm2_past_its_commit(config: Path, workdir: Path, dst: str, source: str
     """Run MM2 until it committed once and wrote more after that commit; SIGKILL it. MM2's committed positions."""
     mm2 = MirrorMaker2(parse_properties(config.read_text(), []), workdir)
     target = {"bootstrap.servers": dst, "group.id": "mp-test-takeover"}
-    with mm2:
+    mm2.start(timeout=300)  # its plugin scan alone took 60 s on a busy 2-core machine
+    try:
         mm2.wait_for(lambda: _committed(target, source), 120, "MM2's first commit")
         first = _committed(target, source)
         mm2.wait_for(
             lambda: sum(_ends(dst, remote).values()) > sum(first.values()) + 300, 60, "records past the commit"
         )
+    finally:
         mm2.kill()
     committed = _committed(target, source)
     ends = _ends(dst, remote)
@@ -158,6 +165,39 @@ def test_a_takeover_without_mm2s_offsets_names_the_topic_and_stores_nothing(
         take_over(flow)
     target_config = {"bootstrap.servers": kafka_clusters["us-east"], "group.id": "mp-test-takeover"}
     assert read_topic(target_config, f"mirrorplane-positions.{source}.internal", 10) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_import_that_takes_over_seeds_the_flow_from_mm2_and_reports_each_partition(
+    kafka_clusters: dict[str, str], tmp_path: Path, mm2_flow: tuple[Path, str, str, str, str]
+) -> None:
+    config, source, _, topic, remote = mm2_flow
+    src, dst = kafka_clusters["us-west"], kafka_clusters["us-east"]
+    with Feed(src, topic):
+        committed = _kill_mm2_past_its_commit(config, tmp_path, dst, source, remote)
+    client = client_for(make_user("takeover-admin", ADMIN))
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True  # the job runs in this process, as a worker would run it
+    try:
+        answer = client.post("/api/v1/flows/import/?takeover=true", {"properties": config.read_text()}, format="json")
+    finally:
+        app.conf.task_always_eager = before
+    assert answer.status_code == 201, answer.content
+    job = client.get(answer.json()["takeover_job"]["url"]).json()
+    assert job["state"] == "succeeded", job["error"]
+    (result,) = job["result"]["flows"]
+    starts = {p["partition"]: p for p in result["partitions"] if p["topic"] == topic}
+    assert {p: row["committed"] for p, row in starts.items()} == committed
+    assert all(row["start"] <= row["committed"] and row["downstream"] is not None for row in starts.values())
+    flow = Flow.objects.select_related("source", "target").get(source__alias=source)
+    assert not flow.paused  # resumed once its positions were stored
+    task = new_task(services.flow_config(flow))
+    try:
+        sources = end_offsets(src, topic, range(PARTITIONS))
+        drive([task], lambda: _ends(dst, remote) == sources, 120, "the copy to end")
+    finally:
+        task.close()
+    _assert_exactly_once(src, dst, topic, remote)
 
 
 def _commit_group(bootstrap: str, group: str, topic: str, offsets: dict[int, int]) -> None:
