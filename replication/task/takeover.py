@@ -123,7 +123,7 @@ def read_syncs(flow: FlowConfig, timeout: float = TIMEOUT) -> dict[TopicPartitio
 
 def read_topic(config: dict[str, Any], topic: str, timeout: float = TIMEOUT) -> list[Message] | None:
     """Every committed record of every partition of `topic`, as of this call; None if the topic does not exist."""
-    consumer = Consumer(logged({**config, "isolation.level": "read_committed", "enable.partition.eof": False}))
+    consumer = Consumer(logged({**config, "isolation.level": "read_committed", "enable.partition.eof": True}))
     try:
         meta = consumer.list_topics(topic, timeout=timeout).topics.get(topic)
         if meta is None or (meta.error is not None and meta.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART):
@@ -155,7 +155,10 @@ def _ends(consumer: Consumer, topic: str, partitions: Sequence[int], timeout: fl
 
 
 def _consume(consumer: Consumer, topic: str, ends: dict[int, tuple[int, int]], timeout: float) -> list[Message]:
-    """Read each partition from its start to the end it had when `ends` were read."""
+    """Read each partition from its start to the end it had when `ends` were read. A partition is done at its last
+    record, or at its end-of-partition event past that end (offsets up to it compacted, or transaction markers):
+    the event follows every record before it, where the consumer's position may already be past records it has
+    fetched but not yet returned."""
     waiting = {p: high for p, (low, high) in ends.items() if high > low}
     consumer.assign([TopicPartition(topic, p, ends[p][0]) for p in waiting])
     records: list[Message] = []
@@ -164,22 +167,17 @@ def _consume(consumer: Consumer, topic: str, ends: dict[int, tuple[int, int]], t
         if time.monotonic() > deadline:
             raise TakeoverError(f"{topic}: not read to its end within {timeout:.0f} s (partitions {sorted(waiting)})")
         for msg in consumer.consume(1000, 0.5):
-            error = msg.error()
-            if error is not None:
+            partition, offset, error = msg.partition() or 0, msg.offset() or 0, msg.error()
+            if partition not in waiting:
+                continue
+            if error is not None and error.code() != KafkaError._PARTITION_EOF:
                 raise TakeoverError(f"{topic}: not read: {error.str()}")
-            partition, offset = msg.partition() or 0, msg.offset() or 0
-            if partition in waiting:
+            if error is None:
                 records.append(msg)
-                if offset + 1 >= waiting[partition]:
-                    del waiting[partition]
-        for partition in [p for p in waiting if _position(consumer, topic, p) >= waiting[p]]:
-            del waiting[partition]  # compacted or transaction markers up to the end
+                offset += 1
+            if offset >= waiting[partition]:
+                del waiting[partition]
     return records
-
-
-def _position(consumer: Consumer, topic: str, partition: int) -> int:
-    (tp,) = consumer.position([TopicPartition(topic, partition)])
-    return int(tp.offset)
 
 
 def _write(flow: FlowConfig, topic: str, partitions: Sequence[PartitionTakeover]) -> None:

@@ -73,28 +73,31 @@ def mm2_flow(kafka_clusters: dict[str, str], tmp_path: Path) -> tuple[Path, str,
     return config, source, target, topic, f"{source}.{topic}"
 
 
-def _kill_mm2_past_its_commit(config: Path, workdir: Path, dst: str, source: str, remote: str) -> dict[int, int]:
+def _kill_mm2_past_its_commit(config: Path, workdir: Path, dst: str, source: str, topic: str) -> dict[int, int]:
     """Run MM2 until it committed once and wrote more after that commit; SIGKILL it. MM2's committed positions."""
     mm2 = MirrorMaker2(parse_properties(config.read_text(), []), workdir)
+    remote = f"{source}.{topic}"
     target = {"bootstrap.servers": dst, "group.id": "mp-test-takeover"}
     mm2.start(timeout=300)  # its plugin scan alone took 60 s on a busy 2-core machine
     try:
-        mm2.wait_for(lambda: _committed(target, source), 120, "MM2's first commit")
-        first = _committed(target, source)
+        mm2.wait_for(lambda: _committed(target, source, topic), 120, "MM2's first commit")
+        first = _committed(target, source, topic)
         mm2.wait_for(
             lambda: sum(_ends(dst, remote).values()) > sum(first.values()) + 300, 60, "records past the commit"
         )
     finally:
         mm2.kill()
-    committed = _committed(target, source)
+    committed = _committed(target, source, topic)
     ends = _ends(dst, remote)
     assert sum(ends.values()) > sum(committed.values()), f"MM2 wrote nothing past its commit: {ends} {committed}"
     return committed
 
 
-def _committed(target: dict[str, str], source: str) -> dict[int, int]:
+def _committed(target: dict[str, str], source: str, topic: str) -> dict[int, int]:
+    """MM2's committed positions of `topic` (MM2 also copies the source's heartbeats topic)."""
     records = read_topic(target, offsets_storage_topic(source), 10) or []
-    return {p: n for (_, p), n in committed_positions(((m.key(), m.value()) for m in records), source).items()}
+    committed = committed_positions(((m.key(), m.value()) for m in records), source)
+    return {p: n for (t, p), n in committed.items() if t == topic}
 
 
 def _ends(bootstrap: str, topic: str) -> dict[int, int]:
@@ -129,7 +132,7 @@ def test_the_runner_continues_mm2s_flow_without_a_duplicate_or_a_gap(
     src, dst = kafka_clusters["us-west"], kafka_clusters["us-east"]
     log = tmp_path / "runner.log"
     with Feed(src, topic):
-        committed = _kill_mm2_past_its_commit(config, tmp_path, dst, source, remote)
+        committed = _kill_mm2_past_its_commit(config, tmp_path, dst, source, topic)
         proc = start_replicator(config, log, "--take-over-from-mm2")
         try:
             wait_until(lambda: "taken over from MM2" in log.read_text() or proc.poll() is not None, 60)
@@ -174,7 +177,7 @@ def test_an_import_that_takes_over_seeds_the_flow_from_mm2_and_reports_each_part
     config, source, _, topic, remote = mm2_flow
     src, dst = kafka_clusters["us-west"], kafka_clusters["us-east"]
     with Feed(src, topic):
-        committed = _kill_mm2_past_its_commit(config, tmp_path, dst, source, remote)
+        committed = _kill_mm2_past_its_commit(config, tmp_path, dst, source, topic)
     client = client_for(make_user("takeover-admin", ADMIN))
     before = app.conf.task_always_eager
     app.conf.task_always_eager = True  # the job runs in this process, as a worker would run it
