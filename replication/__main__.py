@@ -1,4 +1,5 @@
-"""python -m replication: run flows from an MM2-style properties file, and translate offsets."""
+"""python -m replication: run flows from an MM2-style properties file, take over from MirrorMaker 2, and translate
+offsets."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from replication.cli import offsets
+from replication.cli import offsets, takeover
 from replication.config import ConfigError
 
 
@@ -30,6 +31,8 @@ def _parser() -> argparse.ArgumentParser:
         help="share N processes among all tasks, as threads, instead of one process per task: memory then stays "
         "flat as idle flows are added (default: one process per task)",
     )
+    run.add_argument("--take-over-from-mm2", action="store_true", help=takeover.TAKEOVER_HELP)
+    takeover.add_parser(sub, Path)
     offsets.add_parser(sub, Path)
     return parser
 
@@ -67,6 +70,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: --config defines no flow {args.source}->{args.target}", file=sys.stderr)
             return 2
         return offsets.translate(flow, args.group, args.format, origin=args.origin)
+    if args.command == "takeover" or args.take_over_from_mm2:
+        try:
+            code = takeover.take_over(flows)
+        except StartupStopped:
+            return 0
+        if code or args.command == "takeover":
+            return code
     if args.accept_data_loss:
         flows = [flow.replace(on_data_loss="continue") for flow in flows]
     return run_flows(flows, processes=args.processes, signals=signals)

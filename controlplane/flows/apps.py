@@ -9,3 +9,9 @@ class FlowsConfig(AppConfig):
     name = "controlplane.flows"
     label = "flows"
     verbose_name = "Replication flows"
+
+    def ready(self) -> None:
+        from controlplane.flows import takeover  # models are loaded only once the registry is ready
+        from controlplane.jobs.services import register
+
+        register(takeover.KIND)

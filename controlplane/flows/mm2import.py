@@ -36,6 +36,7 @@ from controlplane.flows.defaults import flow_default
 from controlplane.flows.mm2 import CLUSTER_FIELD_OF, Lines, client_key, messages, property_of
 from controlplane.flows.mm2diff import CHANGED, CREATED, OUTCOMES, UNCHANGED, Item, changes, counts, digest, shown
 from controlplane.flows.models import Flow
+from controlplane.flows.takeover import running
 from replication.config import PROPERTIES, ClusterConfig, ConfigError, FlowConfig
 from replication.mm2 import cycles
 from replication.mm2.config import REDACTED, load_flows
@@ -68,6 +69,7 @@ class ImportResult:
     clusters: list[Cluster]
     flows: list[Flow]
     ignored: list[str] = field(default_factory=list)  # keys accepted without effect: `line 7: offset.lag.max: ...`
+    takeover_job: Any = None  # the MM2 takeover job an import with `takeover` started
 
     @property
     def counts(self) -> dict[str, dict[str, int]]:
@@ -100,10 +102,13 @@ def record_failure(actor: Any, detail: Any) -> None:
     record(actor, FAILED_ACTION, None, after={"problems": problems})
 
 
-def import_properties(text: str, actor: Any, *, dry_run: bool = False, expect: str | None = None) -> ImportResult:
+def import_properties(
+    text: str, actor: Any, *, dry_run: bool = False, expect: str | None = None, takeover: bool = False
+) -> ImportResult:
     """Create or change the clusters and flows the file defines, all or nothing; or, on a ``dry_run``, only say
     what would be done. With ``expect`` (a dry run's digest), PreviewOutdated unless the import would do exactly
-    what that dry run showed.
+    what that dry run showed. With ``takeover`` the file's new flows are written paused, for the MM2 takeover job
+    to resume (controlplane.flows.takeover), and a stored flow of the file that runs refuses the import.
 
     Each created or changed row gets its own audit record, as if it had been POSTed or PATCHed by ``actor``.
     ValidationError ``{"properties": [every problem, by line]}`` when anything is wrong, and then nothing is written.
@@ -125,12 +130,16 @@ def import_properties(text: str, actor: Any, *, dry_run: bool = False, expect: s
         problems.append(("clusters", NO_FLOWS))
     if problems:
         raise ValidationError({"properties": lines.located(problems)})
+    if takeover and running(plan.flows):
+        raise ValidationError({"takeover": running(plan.flows)})
     fingerprint = digest(text, plan.items)
     if expect is not None and expect != fingerprint:
         raise PreviewOutdated("the import would now differ from the preview: preview the file again")
     ignored = lines.located(notes)
     if dry_run:
         return ImportResult(True, fingerprint, plan.items, [], [], ignored)
+    for flow in plan.new_flows if takeover else []:
+        flow.paused = True  # started by the takeover job once its positions are stored
     try:
         with transaction.atomic():
             plan.write(actor)

@@ -21,6 +21,7 @@ from controlplane.flows.mm2diff import OUTCOMES
 from controlplane.flows.models import Flow
 from controlplane.flows.overrides import ALLOWED, override_errors
 from controlplane.flows.services import FACTS_FIELDS, FLOW_PROPERTY_FIELDS
+from controlplane.jobs.api.serializers import JobSerializer
 from replication.config import PROPERTIES
 
 MAX_PATTERNS = 1000
@@ -104,6 +105,12 @@ class ImportQuerySerializer(serializers.Serializer[dict[str, Any]]):
     dry_run = serializers.BooleanField(
         required=False, default=False, help_text="only say what the import would do (200): nothing is written"
     )
+    takeover = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="take over from a stopped MirrorMaker 2: the new flows are created paused, and a job "
+        "(`takeover_job`) seeds their start positions from MM2's committed offsets, then resumes them",
+    )
     expect = serializers.RegexField(
         r"^[0-9a-f]{64}$",
         required=False,
@@ -149,6 +156,11 @@ class ImportResultSerializer(serializers.Serializer[Any]):
     ignored = serializers.ListField(
         child=serializers.CharField(),
         help_text="each MM2 or Connect key of the file that has no effect here, with its line and the reason",
+    )
+    takeover_job = JobSerializer(
+        allow_null=True,
+        help_text="with `takeover`: the job that seeds the flows' start positions from MM2's committed offsets; "
+        "its result lists, per flow and partition, MM2's committed offset and where the flow starts",
     )
 
 

@@ -20,7 +20,7 @@ from controlplane.audit.api.viewsets import AuditedModelViewSet, Conflict
 from controlplane.audit.services import snapshot
 from controlplane.core.pagination import LimitOffsetPagination100
 from controlplane.core.serializers import NoInput
-from controlplane.flows import mm2, mm2import, offsets, services
+from controlplane.flows import mm2, mm2import, offsets, services, takeover
 from controlplane.flows.api.parsers import PlainTextParser
 from controlplane.flows.api.serializers import (
     CheckpointSerializer,
@@ -128,7 +128,7 @@ class FlowViewSet(AuditedModelViewSet[Flow]):
             serializer.is_valid(raise_exception=True)
             text = serializer.validated_data["properties"]
             result = mm2import.import_properties(
-                text, request.user, dry_run=query["dry_run"], expect=query.get("expect")
+                text, request.user, dry_run=query["dry_run"], expect=query.get("expect"), takeover=query["takeover"]
             )
         except (ParseError, ValidationError) as exc:
             mm2import.record_failure(request.user, exc.detail)
@@ -137,6 +137,8 @@ class FlowViewSet(AuditedModelViewSet[Flow]):
             raise Conflict(str(exc)) from None
         if not result.dry_run:
             self.audit("import", None, after=result.audited())
+            if query["takeover"]:
+                result.takeover_job = takeover.enqueue(result.flows, request.user)
         answer = status.HTTP_200_OK if result.dry_run else status.HTTP_201_CREATED
         return Response(ImportResultSerializer(result).data, status=answer)
 
