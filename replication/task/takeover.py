@@ -185,7 +185,7 @@ def _write(flow: FlowConfig, topic: str, partitions: Sequence[PartitionTakeover]
     if not partitions:
         return
     ensure_topic(AdminClient(logged(flow.target.client)), topic, COMPACTED_CONFIG)
-    producer = Producer(internal_producer_config(flow.target))
+    producer = Producer(logged(internal_producer_config(flow.target)))
     failed: list[str] = []
 
     def delivered(err: KafkaError | None, _msg: Message) -> None:
