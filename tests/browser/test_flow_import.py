@@ -5,6 +5,7 @@ naming the property as written, one per line, and saves nothing at all."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -14,6 +15,8 @@ from controlplane.audit.models import AuditRecord
 from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from tests.browser.conftest import log_in, make_user, shoot
+from tests.browser.wizard import jobs_env
+from tests.support.celery import Processes, start_celery
 
 pytestmark = [pytest.mark.kafka, pytest.mark.django_db(transaction=True)]
 
@@ -146,3 +149,31 @@ def test_every_error_of_a_file_is_listed_with_its_line(
     )
     expect(page.locator("#result")).to_have_text("Nothing would be imported.")
     assert not Cluster.objects.exists() and not Flow.objects.exists()
+
+
+def test_a_take_over_where_mm2_never_ran_is_refused_by_name_and_the_flows_stay_paused(
+    page: Page,
+    live_server: LiveServer,
+    kafka_clusters: dict[str, str],
+    celery_env: dict[str, str],
+    celery_processes: Processes,
+    tmp_path: Path,
+) -> None:
+    """The "Take over from MM2" choice runs its job in a worker; with no MM2 offsets storage topic in the target
+    there is nothing to start from, so the page names the topic, nothing is stored, and the flow waits paused."""
+    start_celery(jobs_env(celery_env), celery_processes, tmp_path, "w1", concurrency=2)
+    make_user("ada", "admin")
+    log_in(page, live_server.url, "ada")
+    page.goto(f"{live_server.url}/flows/import/")
+    page.fill("#f-properties", mm2_file(kafka_clusters, "tko-west", "tko-east"))
+    page.check("#f-takeover")
+    page.get_by_role("button", name="Import").click()
+    expect(page.locator("#result .alert.ok")).to_contain_text("The flows wait paused until the takeover ends.")
+    refused = page.locator("#takeover .alert.error")
+    expect(refused).to_contain_text("not taken over from MM2, left paused", timeout=90_000)
+    expect(refused).to_contain_text(
+        "MM2's offsets storage topic mm2-offsets.tko-west.internal does not exist in target cluster tko-east"
+    )
+    shoot(page, "flow-import-takeover-refused")
+    flow = Flow.objects.get()
+    assert (flow.name, flow.paused) == ("tko-west->tko-east", True)

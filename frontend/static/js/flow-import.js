@@ -129,7 +129,7 @@ function takeoverRows(flows) {
 
 function showTakeover(job) {
   if (job.state === "failed") {
-    clear(takeoverBox, alert("error", `Not taken over from MM2: ${job.error}`));
+    clear(takeoverBox, alert("error", job.error)); // the job names the flow, "not taken over from MM2", and why
     return;
   }
   if (job.state !== "succeeded") {
