@@ -7,6 +7,8 @@
 3. Scaling: the engine at least once with 1, 2 and 4 tasks (processes) on the small-record data.
 4. Kills: each of mm2, mm2-eos, mp-alo and mp-eos copies the small-record data while SIGKILLed 3 times, then the
    duplicates and lost records at the target are counted by key (bench/kills.py explains the method).
+0. Limits: Kafka's ProducerPerformance and ConsumerPerformance on the same brokers and data (bench/limits.py): the
+   ceiling each replicator's steady rate is set against. --no-limits skips it.
 Figures go to stdout and to bench/results/<timestamp>.json (also bench/results/latest.json).
 """
 
@@ -21,6 +23,7 @@ from bench import ratios, report
 from bench.clusters import bench_clusters
 from bench.kills import KillResult, run_kills
 from bench.latency import LatencyResult, run_latency
+from bench.limits import LimitResult, closeness, run_limit
 from bench.preload import Dataset, ensure_dataset
 from bench.replicators import REPLICATORS, MirrorMaker2, Mirrorplane, Replicator
 from bench.session import Session
@@ -61,6 +64,7 @@ def _parser() -> argparse.ArgumentParser:
         help="count the target's records after a run, off the clock (eos: where completion came from positions)",
     )
     add("--keep-clusters", action="store_true", help="leave our own bench clusters running afterwards")
+    add("--no-limits", dest="limits", action="store_false", help="skip the perf tools' ceiling (phase 0)")
     return parser
 
 
@@ -90,6 +94,33 @@ def latency_replicator(name: str) -> Replicator:
     if name in ("mm2", "mm2-eos"):
         return MirrorMaker2(exactly_once=name == "mm2-eos", latency=True)
     return REPLICATORS[name]()
+
+
+def run_limits(session: Session, args: argparse.Namespace, data: Sequence[Dataset]) -> list[LimitResult]:
+    if not args.limits:
+        return []
+    print("\n## What the brokers move here (kafka-consumer-perf-test, kafka-producer-perf-test)\n")
+    results = []
+    for dataset in data:
+        ctx = session.context()
+        limit = run_limit(ctx.clusters.source, ctx.clusters.target, dataset, ctx.workdir)
+        results.append(limit)
+        print(
+            f"  {dataset.label}: consume {limit.consume_records_per_s:,.0f} records/s, produce "
+            f"{limit.produce_records_per_s:,.0f} records/s, a copy's ceiling {limit.copy_records_per_s:,.0f} records/s"
+        )
+    return results
+
+
+def _steady_medians(throughput: Sequence[ThroughputResult]) -> dict[tuple[str, str], float]:
+    return {(s["dataset"], s["replicator"]): s["steady_records_per_s"] for s in report.throughput_summary(throughput)}
+
+
+def print_closeness(shares: Sequence[dict[str, Any]]) -> None:
+    if shares:
+        rows = [[s["dataset"], s["replicator"], f"{100 * s['share_of_ceiling']:.0f} %"] for s in shares]
+        print("\n## Steady records/s as a share of the copy's ceiling\n")
+        print(report.table(["data", "replicator", "of the ceiling"], rows, 2))
 
 
 def run_throughput_rounds(
@@ -252,12 +283,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         before = report.machine()
         for dataset in data:
             ensure_dataset(clusters.source, dataset)
+        limits = run_limits(session, args, data)
         throughput = run_throughput_rounds(session, args, data)
         latency = run_latency_rounds(session, args)
         scaling = run_scaling(session, args, data[0])
         kills = run_kill_phase(session, args, data[0])
     checks = report.target_checks(throughput, latency, data[0].label, data[1].label)
     print_summary(throughput, latency, scaling, checks, kills)
+    print_closeness(closeness(_steady_medians(throughput), limits))
     document = {
         "stamp": stamp,
         "elapsed_s": round(time.monotonic() - started),
@@ -270,6 +303,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "latency": [r.as_dict() for r in latency],
         "latency_vs_mm": report.latency_ratios(latency),
         "vs_mm2": ratios.vs_mm2(throughput, latency),
+        "limits": [limit.as_dict() for limit in limits],
+        "share_of_ceiling": closeness(_steady_medians(throughput), limits),
         "scaling": scaling,
         "kills": [k.as_dict() for k in kills],
         "targets": checks,
