@@ -3,7 +3,7 @@
 A pair is two runs next to each other in the alternation (same round, same data): `mp-alo` beside `mm2`, `mp-eos`
 beside `mm2-eos`. Load from other users of the machine drifts slowly, so a ratio within a pair cancels most of it;
 the spread of the pair ratios is what is left. Each ratio is reported as its median with the interval min-max over
-the pairs: with n pairs the true median lies outside [min, max] with probability 2 / 2^n (25 % at 2 pairs, 6 %
+the pairs: with n pairs the true median lies outside [min, max] with probability 2 / 2^n (50 % at 2 pairs, 6 %
 at 5). `pairs_for_10pct` is how many pairs would make the 95 % interval of the mean log ratio narrower than +-5 %,
 so that two figures 10 % apart no longer overlap, given the spread seen (None below two pairs).
 """
