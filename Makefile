@@ -109,7 +109,7 @@ clean: kafka-down
 # Benchmarks (bench/README.md): Mirrorplane beside Kafka's MirrorMaker 2 (and MirrorMaker 1 on Kafka 2.3.0) on own
 # clusters (21092+; BENCH_STATE_DIR, BENCH_BROKER_PORT_BASE and BENCH_CONTROL_PORT_BASE move them), or on running
 # ones given BENCH_CLUSTERS=src=host:port,dst=host:port. Figures with their min-max intervals, not pass/fail;
-# `bench-quick` took 21 min on 2 cores at a load average of ~20 (bench/README.md).
+# `bench-quick` took 21 min on 2 cores at a load average of ~20, without the perf tools (bench/README.md).
 .PHONY: bench bench-quick bench-scale
 BENCH_ARGS ?=
 bench: install
