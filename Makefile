@@ -106,16 +106,19 @@ kafka-down: install
 clean: kafka-down
 	rm -rf var .pytest_cache .mypy_cache .ruff_cache
 
-# Benchmarks (bench/README.md): Mirrorplane beside Kafka's MirrorMaker on own clusters (21092+), or on running
-# ones given BENCH_CLUSTERS=src=host:port,dst=host:port. `bench` takes ~10 minutes; figures, not pass/fail.
+# Benchmarks (bench/README.md): Mirrorplane beside Kafka's MirrorMaker 2 (and MirrorMaker 1 on Kafka 2.3.0) on own
+# clusters (21092+; BENCH_STATE_DIR, BENCH_BROKER_PORT_BASE and BENCH_CONTROL_PORT_BASE move them), or on running
+# ones given BENCH_CLUSTERS=src=host:port,dst=host:port. Figures with their min-max intervals, not pass/fail;
+# `bench-quick` took 21 min on 2 cores at a load average of ~20, without the perf tools (bench/README.md).
 .PHONY: bench bench-quick bench-scale
 BENCH_ARGS ?=
 bench: install
 	BENCH_CLUSTERS=$(BENCH_CLUSTERS) $(PY) -m bench $(BENCH_ARGS)
 
 bench-quick: install
-	BENCH_CLUSTERS=$(BENCH_CLUSTERS) $(PY) -m bench --records-small 300000 --records-large 100000 \
-		--latency-seconds 10 --latency-warmup 5 --latency-rounds 1 --scaling-tasks 1,2 $(BENCH_ARGS)
+	BENCH_CLUSTERS=$(BENCH_CLUSTERS) $(PY) -m bench --records-small 200000 --records-large 50000 \
+		--replicators mm2,mp-alo,mm2-eos,mp-eos --latency-seconds 15 --latency-warmup 5 --latency-rounds 1 \
+		--scaling-tasks '' --kill-replicators mm2,mp-alo,mp-eos $(BENCH_ARGS)
 
 # The analytics latency job over 10M generated facts on local[2], start-up included (target: under 30 s).
 # Facts are generated once into var/bench/; BENCH_ANALYTICS_ARGS="--rounds 3 --regenerate" to change that.

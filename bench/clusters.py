@@ -11,9 +11,11 @@ from pathlib import Path
 
 from localkafka import LocalKafka
 
-STATE_DIR = Path("var/bench-kafka")
-BROKER_PORT_BASE = 21092  # away from the dev (19092+) and test (29092+) clusters
-ZK_PORT_BASE = 14181
+# BENCH_STATE_DIR, BENCH_BROKER_PORT_BASE and BENCH_CONTROL_PORT_BASE move the bench's own pair, so that two
+# benches (or a bench beside other clusters) on one machine do not share brokers or ports.
+STATE_DIR = Path(os.environ.get("BENCH_STATE_DIR") or "var/bench-kafka")
+BROKER_PORT_BASE = int(os.environ.get("BENCH_BROKER_PORT_BASE") or 21092)  # away from dev (19092+) and test (29092+)
+ZK_PORT_BASE = int(os.environ.get("BENCH_CONTROL_PORT_BASE") or 14181)
 # Kafka's own default (kafka-server-start.sh). At 512m, localkafka's default, the source broker of a 10,000-partition
 # bench-scale run on 2.3.0 spent nearly two cores in GC after a few runner starts and lost its ZooKeeper session.
 BROKER_HEAP = "1g"

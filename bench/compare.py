@@ -1,11 +1,14 @@
 """`make bench`: Mirrorplane side by side with Kafka's MirrorMaker on the same brokers and data, runs alternating.
 
 1. Throughput: the same preloaded records (100 B and 1 KiB by default) copied into an empty target topic by each
-   replicator in turn (mm, mp-alo, mp-eos, loop, mm, ...), for --rounds rounds; ratios are taken per pair.
+   replicator in turn (mm2, mp-alo, mm2-eos, mp-eos, loop, mm2, ...), for --rounds rounds; ratios are taken per
+   pair, with their min-max interval (bench/ratios.py). MirrorMaker 1 (`mm`) joins on Kafka 2.3.0 brokers only.
 2. Latency at a fixed moderate load (bench/latency.py explains the method).
 3. Scaling: the engine at least once with 1, 2 and 4 tasks (processes) on the small-record data.
-4. Kills: each of mm, mp-alo and mp-eos copies the small-record data while SIGKILLed 3 times, then the duplicates
-   and lost records at the target are counted by key (bench/kills.py explains the method).
+4. Kills: each of mm2, mm2-eos, mp-alo and mp-eos copies the small-record data while SIGKILLed 3 times, then the
+   duplicates and lost records at the target are counted by key (bench/kills.py explains the method).
+0. Limits: Kafka's ProducerPerformance and ConsumerPerformance on the same brokers and data (bench/limits.py): the
+   ceiling each replicator's steady rate is set against. --no-limits skips it.
 Figures go to stdout and to bench/results/<timestamp>.json (also bench/results/latest.json).
 """
 
@@ -16,12 +19,13 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from bench import report
+from bench import ratios, report
 from bench.clusters import bench_clusters
 from bench.kills import KillResult, run_kills
 from bench.latency import LatencyResult, run_latency
+from bench.limits import LimitResult, closeness, run_limit
 from bench.preload import Dataset, ensure_dataset
-from bench.replicators import REPLICATORS, Mirrorplane
+from bench.replicators import REPLICATORS, MirrorMaker2, Mirrorplane, Replicator
 from bench.session import Session
 from bench.throughput import ThroughputResult, run_throughput
 from replication.task.ownership import PlannedOwner
@@ -44,15 +48,15 @@ def _parser() -> argparse.ArgumentParser:
     add("--size-large", type=int, default=1024, help="value bytes of a large record")
     add("--partitions", type=int, default=8)
     add("--rounds", type=int, default=2, help="throughput rounds; each round runs every replicator once")
-    add("--replicators", type=_csv, default=["mm", "mp-alo", "mp-eos", "loop"], help=f"of {', '.join(REPLICATORS)}")
+    add("--replicators", type=_csv, help=f"of {', '.join(REPLICATORS)} (default: by Kafka version, see below)")
     add("--latency-rate", type=int, default=20_000, help="records/s of the fixed load")
     add("--latency-seconds", type=float, default=30, help="measured seconds of fixed load (0: no latency runs)")
     add("--latency-warmup", type=float, default=10, help="seconds of load before measuring (JIT, caches)")
     add("--latency-rounds", type=int, default=2, help="latency rounds; each runs every latency replicator once")
-    add("--latency-replicators", type=_csv, default=["mm", "mp-alo", "mp-eos"])
+    add("--latency-replicators", type=_csv)
     add("--scaling-tasks", type=_csv, default=["1", "2", "4"], help="task counts for the scaling run ('' skips)")
     add("--kills", type=int, default=3, help="SIGKILLs per copy in the kills phase (0: no kills phase)")
-    add("--kill-replicators", type=_csv, default=["mm", "mp-alo", "mp-eos"], help="replicators of the kills phase")
+    add("--kill-replicators", type=_csv, help="replicators of the kills phase")
     add(
         "--verify",
         choices=["none", "eos", "all"],
@@ -60,7 +64,63 @@ def _parser() -> argparse.ArgumentParser:
         help="count the target's records after a run, off the clock (eos: where completion came from positions)",
     )
     add("--keep-clusters", action="store_true", help="leave our own bench clusters running afterwards")
+    add("--no-limits", dest="limits", action="store_false", help="skip the perf tools' ceiling (phase 0)")
     return parser
+
+
+# Alternation order: each Mirrorplane mode right after MirrorMaker 2 in the same guarantee, so a pair is adjacent.
+DEFAULTS = {
+    "replicators": ["mm2", "mp-alo", "mm2-eos", "mp-eos", "loop"],
+    "latency_replicators": ["mm2", "mp-alo", "mm2-eos", "mp-eos"],
+    "kill_replicators": ["mm2", "mp-alo", "mm2-eos", "mp-eos"],
+}
+LEGACY_KAFKA = "2.3.0"  # the last Kafka whose distribution has MirrorMaker 1 (kafka.tools.MirrorMaker)
+
+
+def default_replicators(phase: str, kafka_version: str) -> list[str]:
+    """The replicators of a phase when not given: MirrorMaker 1 leads only on brokers of a Kafka that still has it."""
+    names = list(DEFAULTS[phase])
+    return ["mm", *names] if kafka_version == LEGACY_KAFKA else names
+
+
+def resolve_defaults(args: argparse.Namespace, kafka_version: str) -> None:
+    for phase in DEFAULTS:
+        if getattr(args, phase) is None:
+            setattr(args, phase, default_replicators(phase, kafka_version))
+
+
+def latency_replicator(name: str) -> Replicator:
+    """The latency runs' replicator: MirrorMaker 2 with Kafka's default batching (bench/mm2props.py says why)."""
+    if name in ("mm2", "mm2-eos"):
+        return MirrorMaker2(exactly_once=name == "mm2-eos", latency=True)
+    return REPLICATORS[name]()
+
+
+def run_limits(session: Session, args: argparse.Namespace, data: Sequence[Dataset]) -> list[LimitResult]:
+    if not args.limits:
+        return []
+    print("\n## What the brokers move here (kafka-consumer-perf-test, kafka-producer-perf-test)\n")
+    results = []
+    for dataset in data:
+        ctx = session.context()
+        limit = run_limit(ctx.clusters.source, ctx.clusters.target, dataset, ctx.workdir)
+        results.append(limit)
+        print(
+            f"  {dataset.label}: consume {limit.consume_records_per_s:,.0f} records/s, produce "
+            f"{limit.produce_records_per_s:,.0f} records/s, a copy's ceiling {limit.copy_records_per_s:,.0f} records/s"
+        )
+    return results
+
+
+def _steady_medians(throughput: Sequence[ThroughputResult]) -> dict[tuple[str, str], float]:
+    return {(s["dataset"], s["replicator"]): s["steady_records_per_s"] for s in report.throughput_summary(throughput)}
+
+
+def print_closeness(shares: Sequence[dict[str, Any]]) -> None:
+    if shares:
+        rows = [[s["dataset"], s["replicator"], f"{100 * s['share_of_ceiling']:.0f} %"] for s in shares]
+        print("\n## Steady records/s as a share of the copy's ceiling\n")
+        print(report.table(["data", "replicator", "of the ceiling"], rows, 2))
 
 
 def run_throughput_rounds(
@@ -98,7 +158,7 @@ def run_latency_rounds(session: Session, args: argparse.Namespace) -> list[Laten
     for round_no in range(1, args.latency_rounds + 1):
         for name in args.latency_replicators:
             load = (args.latency_rate, args.latency_seconds, args.latency_warmup, args.size_small, args.partitions)
-            result = run_latency(REPLICATORS[name](), session.context(), round_no, *load)
+            result = run_latency(latency_replicator(name), session.context(), round_no, *load)
             results.append(result)
             row = report.latency_row(result)
             print(report.table(report.LATENCY_HEADERS, [row], 2, STREAM_WIDTH).splitlines()[-1])
@@ -150,6 +210,25 @@ def _kill_row(r: KillResult) -> list[Any]:
     return [r.replicator, r.records, r.kills, r.target_records, r.duplicates, r.lost, r.seconds]
 
 
+def print_vs_mm2(vs: dict[str, Any]) -> None:
+    """Each ratio to MirrorMaker 2 with its interval: median [min-max] over n pairs, and the pairs +-5 % would take."""
+    if not vs["throughput"] and not vs["latency"]:
+        return
+    print("\n## Mirrorplane / MirrorMaker 2 (median [min-max] of the pair ratios, n pairs)\n")
+    rows = [
+        [
+            t["dataset"],
+            f"{t['replicator']} / {t['vs']}",
+            *(ratios.interval_text(t[f]) for f in ratios.THROUGHPUT_FIELDS),
+        ]
+        for t in vs["throughput"]
+    ]
+    print(report.table(["data", "pair", "records/s", "steady rec/s", "CPU/record", "peak RSS"], rows, 2))
+    for name, lat in vs["latency"].items():
+        p50, p99 = (ratios.interval_text(lat[f]) for f in ratios.LATENCY_FIELDS)
+        print(f"\n{name} / {lat['vs']} latency: p50 {p50}; p99 {p99}")
+
+
 SCALING_HEADERS = ["tasks", "partitions per task", "records/s", "steady rec/s", "CPU s/M rec", "speedup"]
 
 
@@ -162,8 +241,9 @@ def print_summary(
 ) -> None:
     print("\n## Summary (medians; ratios per alternating pair, median first)\n")
     print(report.summary_table(report.throughput_summary(throughput)))
-    for name, ratios in report.latency_ratios(latency).items():
-        print(f"\n{name} latency vs mm (medians): p50 {ratios['p50_ms_vs_mm']:.2f}x, p99 {ratios['p99_ms_vs_mm']:.2f}x")
+    for name, vs in report.latency_ratios(latency).items():
+        print(f"\n{name} latency vs mm (medians): p50 {vs['p50_ms_vs_mm']:.2f}x, p99 {vs['p99_ms_vs_mm']:.2f}x")
+    print_vs_mm2(ratios.vs_mm2(throughput, latency))
     if scaling:
         print(
             "\n"
@@ -199,15 +279,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         session = Session(clusters)
         stamp = session.stamp
         print(f"# Mirrorplane bench {stamp}: source {clusters.source}, target {clusters.target}")
+        resolve_defaults(args, clusters.kafka_version)
         before = report.machine()
         for dataset in data:
             ensure_dataset(clusters.source, dataset)
+        limits = run_limits(session, args, data)
         throughput = run_throughput_rounds(session, args, data)
         latency = run_latency_rounds(session, args)
         scaling = run_scaling(session, args, data[0])
         kills = run_kill_phase(session, args, data[0])
     checks = report.target_checks(throughput, latency, data[0].label, data[1].label)
     print_summary(throughput, latency, scaling, checks, kills)
+    print_closeness(closeness(_steady_medians(throughput), limits))
     document = {
         "stamp": stamp,
         "elapsed_s": round(time.monotonic() - started),
@@ -219,6 +302,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "summary": report.throughput_summary(throughput),
         "latency": [r.as_dict() for r in latency],
         "latency_vs_mm": report.latency_ratios(latency),
+        "vs_mm2": ratios.vs_mm2(throughput, latency),
+        "limits": [limit.as_dict() for limit in limits],
+        "share_of_ceiling": closeness(_steady_medians(throughput), limits),
         "scaling": scaling,
         "kills": [k.as_dict() for k in kills],
         "targets": checks,

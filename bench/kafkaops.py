@@ -15,6 +15,7 @@ _quiet = logging.getLogger("bench.librdkafka")
 _quiet.addHandler(logging.NullHandler())
 _quiet.propagate = False
 TIMEOUT = 30.0
+NOT_LEADER = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE)
 
 
 class BenchError(RuntimeError):
@@ -98,13 +99,19 @@ class Watermarks:
         self.consumer = probe_consumer(bootstrap, **{"isolation.level": isolation})
 
     def offsets(self) -> list[tuple[int, int]]:
-        """(low, high) per partition; (0, 0) for every partition while the topic does not exist yet."""
-        try:
-            return self._query()
-        except KafkaException as exc:
-            if exc.args[0].code() in (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_PARTITION):
-                return [(0, 0)] * self.partitions
-            raise
+        """(low, high) per partition; (0, 0) for every partition while the topic does not exist yet. A partition
+        whose leader is not yet known to the client (a topic just created) is asked again for up to 10 s."""
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                return self._query()
+            except KafkaException as exc:
+                code = exc.args[0].code()
+                if code in (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_PARTITION):
+                    return [(0, 0)] * self.partitions
+                if code not in NOT_LEADER or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
 
     def existing_offsets(self, timeout: float = 60.0) -> list[tuple[int, int]]:
         """(low, high) per partition of a topic that exists; retried while a broker that just started loads it."""

@@ -116,7 +116,8 @@ def run_latency(
     return _result(replicator.name, round_no, rate, seconds, produced, probe, cpu, seconds + warmup)
 
 
-def _ping_until_live(bootstrap: str, topic: str, probe: LatencyProbe, timeout: float = 120.0) -> None:
+def _ping_until_live(bootstrap: str, topic: str, probe: LatencyProbe, timeout: float = 300.0) -> None:
+    # MirrorMaker 2 took 50-120 s from its launch to its first copied record on a 2-core machine at load 25.
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
     deadline = time.monotonic() + timeout
     while probe.pings == 0:

@@ -1,6 +1,8 @@
 """The replicators under comparison, each launched as its own measured process on the same clusters and data.
 
 - `mm`: Kafka 2.3.0's `kafka.tools.MirrorMaker` (MirrorMaker 1, KIP-3), 1 stream, its no-data-loss settings.
+- `mm2` / `mm2-eos`: MirrorMaker 2 in dedicated mode (`org.apache.kafka.connect.mirror.MirrorMaker`) from the pinned
+  Maven jars, tuned for throughput (bench/mm2props.py), at least once / with exactly.once.source.support=enabled.
 - `mp-alo` / `mp-eos`: Mirrorplane's engine, `python -m replication run`, at least once / exactly once.
 - `loop`: the bare confluent-kafka loop of the performance baseline (bench/bareloop.py), the engine's ceiling.
 - `eos-loop` / `eos-loop2`: a bare exactly-once loop (bench/eosloop.py) with one transactional producer, and with
@@ -22,9 +24,12 @@ from confluent_kafka import TopicPartition
 
 from bench.clusters import BenchClusters
 from bench.kafkaops import Watermarks, create_topic, delete_topics, probe_consumer, topic_partitions
+from bench.mm2props import mm2_bench_properties
 from bench.procs import Child
 from localkafka.dist import ensure_kafka_home, find_java
 from localkafka.manager import default_cache_dir
+from localkafka.mirrormaker2 import MirrorMaker2 as MirrorMaker2Runner
+from localkafka.mirrormaker2 import offsets_storage_topic, properties_text
 from replication.task import positions
 
 REPO = Path(__file__).resolve().parent.parent
@@ -218,6 +223,54 @@ class Mirrorplane(Replicator):
         return launch
 
 
+class MirrorMaker2(Replicator):
+    """Dedicated MirrorMaker 2 (KIP-382) as its own JVM, with the heap connect-mirror-maker.sh gives it (2 GiB).
+
+    Each run has a fresh source alias, hence a fresh remote topic and fresh Connect internal topics; a resumed run
+    keeps the alias, so it starts from the source offsets its predecessor committed to `mm2-offsets.<alias>.internal`.
+    """
+
+    clean_exits = (0, 143)  # SIGTERM runs MM2's shutdown hook, then the JVM exits with 128 + 15
+    HEAP = "2G"
+
+    def __init__(self, exactly_once: bool = False, tasks: int = 1, latency: bool = False) -> None:
+        self.exactly_once = exactly_once
+        self.tasks = tasks
+        self.latency = latency
+        self.name = ("mm2-eos" if exactly_once else "mm2") + (f"-{tasks}t" if tasks > 1 else "")
+
+    def launch(
+        self, ctx: RunContext, topic: str, partitions: int, topic_config: dict[str, str], resume: bool = False
+    ) -> Launch:
+        alias = f"src-{ctx.run_id}"
+        remote = f"{alias}.{topic}"
+        if not resume:  # created here, so the counting consumers can assign it before MM2 creates it
+            create_topic(ctx.clusters.target, remote, partitions, topic_config)
+        props = mm2_bench_properties(
+            alias,
+            ctx.clusters.source,
+            TARGET_ALIAS,
+            ctx.clusters.target,
+            topic,
+            self.tasks,
+            self.exactly_once,
+            self.latency,
+        )
+        runner = MirrorMaker2Runner(props, ctx.workdir, heap=self.HEAP, name=f"{ctx.run_id}-{self.name}")
+        _write(runner.properties_path, properties_text(props).splitlines())
+        child = Child(runner.command(), ctx.workdir / f"{ctx.run_id}-{self.name}.log")
+        marks = Watermarks(ctx.clusters.target, remote, partitions)
+        internal = [f"mm2-{kind}.{alias}.internal" for kind in ("configs", "status")]
+        cleanup = [remote, f"{alias}.checkpoints.internal", offsets_storage_topic(alias), *internal]
+        if not self.exactly_once:
+            return Launch(child, remote, marks, marks.end_sum, cleanup)
+        # Transaction markers take offsets, so end offsets overcount: count the committed records themselves.
+        counted = CommittedRecords(ctx.clusters.target, remote, partitions)
+        launch = Launch(child, remote, marks, counted.replicated, cleanup, isolation="read_committed")
+        launch.closers.append(counted.consumer.close)
+        return launch
+
+
 def _no_resume(replicator: Replicator, resume: bool) -> None:
     if resume:  # the bench loops store no positions: a restart would copy everything again
         raise ValueError(f"{replicator.name} cannot resume after a crash")
@@ -308,6 +361,8 @@ class StoredPositions:
 
 REPLICATORS: dict[str, Callable[[], Replicator]] = {
     "mm": MirrorMaker,
+    "mm2": MirrorMaker2,
+    "mm2-eos": lambda: MirrorMaker2(exactly_once=True),
     "mp-alo": Mirrorplane,
     "mp-eos": lambda: Mirrorplane(exactly_once=True),
     "loop": BareLoop,
