@@ -68,6 +68,8 @@ IGNORED_PROPERTIES: dict[str, tuple[str, str]] = {
     "header.converter": (f"{_NO_WORKER}; headers are copied as bytes, as MM2's ByteArrayConverter does", "str"),
     "offset.flush.timeout.ms": (f"{_NO_WORKER}; a task commits its position with the target's acknowledgement", "int"),
     "dedicated.mode.enable.internal.rest": (f"{_NO_WORKER} and no REST server between MM2 nodes", "str"),
+    "listeners": (f"{_NO_WORKER} and serves no REST API", "str"),
+    "scheduled.rebalance.max.delay.ms": (f"{_NO_WORKER}, so no worker group to rebalance", "int"),
     "offset.lag.max": (
         "MM2 writes an offset sync once the downstream offset drifts this far; Mirrorplane writes one at every break "
         "in the offset mapping and at each commit, so translation is exact and has no lag to bound",

@@ -93,6 +93,19 @@ def test_keys_without_effect_are_logged_once_each_as_written_with_the_reason(cap
     assert "translation is exact" in lines[3]
 
 
+def test_the_connect_keys_of_mm2s_dedicated_mode_test_are_accepted_globally_and_per_cluster() -> None:
+    # DedicatedMirrorIntegrationTest (testMultiNodeCluster) sets the REST listener and, per cluster, the delay of
+    # Connect's scheduled rebalance; MM2 reads both, and Mirrorplane, with no Connect worker, has no use for them.
+    notes: list[tuple[str, str]] = []
+    text = "listeners = http://localhost:0\nprimary.scheduled.rebalance.max.delay.ms = 1000\n"
+    flows = load(PRIMARY_BACKUP + text, notes)
+    assert set(flows) == {"primary->backup", "backup->primary"}
+    assert [key for key, _ in notes] == ["listeners", "primary.scheduled.rebalance.max.delay.ms"]
+    assert config_error(PRIMARY_BACKUP + "backup.scheduled.rebalance.max.delay.ms = soon").reason == (
+        "expected an integer, got 'soon'"
+    )
+
+
 def test_use_defaults_from_is_a_flow_property_set_globally_or_per_flow() -> None:
     flows = load(PRIMARY_BACKUP + "use.defaults.from = source\nbackup->primary.use.defaults.from = target\n")
     assert flows["primary->backup"].use_defaults_from == "source"
