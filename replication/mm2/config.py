@@ -4,6 +4,7 @@
     us-west.bootstrap.servers = host1:9092          # any librdkafka client setting of the cluster
     us-east.producer.linger.ms = 10                 # producer of every flow whose target is us-east
     us-west.consumer.fetch.min.bytes = 1            # consumer of every flow whose source is us-west
+    consumer.isolation.level = read_committed       # consumer of every flow (a cluster's or a flow's own wins)
     tasks.max = 2                                   # a flow property for every flow ...
     us-west->us-east.enabled = true
     us-west->us-east.tasks.max = 4                  # ... and for one flow, which wins
@@ -68,6 +69,8 @@ IGNORED_PROPERTIES: dict[str, tuple[str, str]] = {
     "header.converter": (f"{_NO_WORKER}; headers are copied as bytes, as MM2's ByteArrayConverter does", "str"),
     "offset.flush.timeout.ms": (f"{_NO_WORKER}; a task commits its position with the target's acknowledgement", "int"),
     "dedicated.mode.enable.internal.rest": (f"{_NO_WORKER} and no REST server between MM2 nodes", "str"),
+    "listeners": (f"{_NO_WORKER} and serves no REST API", "str"),
+    "scheduled.rebalance.max.delay.ms": (f"{_NO_WORKER}, so no worker group to rebalance", "int"),
     "offset.lag.max": (
         "MM2 writes an offset sync once the downstream offset drifts this far; Mirrorplane writes one at every break "
         "in the offset mapping and at each commit, so translation is exact and has no lag to bound",
@@ -86,6 +89,7 @@ log = logging.getLogger(__name__)
 _GLOBAL = frozenset({*IGNORED_PROPERTIES, *WORKER_PROPERTIES})
 REDACTED = "********"
 _SECRET_MARKERS = ("password", "secret", "sasl.jaas.config", "ssl.key")
+_CLIENT_PREFIXES = ("producer.", "consumer.")
 _INT = re.compile(r"[+-]?[0-9]+")
 _FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
@@ -130,6 +134,9 @@ def load_flows(
         log.log(level, "%s: no effect in Mirrorplane: %s", key, reason)
     if notes is not None:
         notes += [(key, reason) for key, reason, _ in found]
+    for prefix, settings in (("producer.", everywhere.producer), ("consumer.", everywhere.consumer)):
+        with _reporting(errors):
+            _check_client(prefix, settings)
     for alias, cluster in clusters.items():
         for prefix, settings in (
             ("", cluster.client),
@@ -179,6 +186,8 @@ def _read(
         _add(everywhere, key, key, value, "global", notes)
     elif alias := _alias_prefix(key, aliases):
         _add(clusters[alias], key, key[len(alias) + 1 :], value, "cluster", notes)
+    elif key.startswith(_CLIENT_PREFIXES):  # MM2: the consumer of every flow's source, the producer to every target
+        _add(everywhere, key, key, value, "global", notes)
     else:
         raise ConfigError(key, "unknown property")
 
@@ -219,7 +228,7 @@ def _add(scope: _Scope, key: str, name: str, value: str, kind: str, notes: list[
         _add_worker(scope, key, name, value, kind, notes)
     elif kind == "cluster" and name in CLUSTER_FLOW_PROPERTIES:
         scope.props[name] = (key, value)  # for the flows into this cluster
-    elif kind != "global" and name.startswith(("producer.", "consumer.")):
+    elif name.startswith(_CLIENT_PREFIXES):
         overrides = scope.producer if name.startswith("producer.") else scope.consumer
         overrides[name.split(".", 1)[1]] = value
     elif kind == "cluster":
@@ -304,8 +313,8 @@ def _build_flow(
             **{**fields, "enabled": enabled},
             source=ClusterConfig(source, dict(clusters[source].client)),
             target=ClusterConfig(target, dict(clusters[target].client)),
-            producer_overrides={**clusters[target].producer, **flow.producer},
-            consumer_overrides={**clusters[source].consumer, **flow.consumer},
+            producer_overrides={**everywhere.producer, **clusters[target].producer, **flow.producer},
+            consumer_overrides={**everywhere.consumer, **clusters[source].consumer, **flow.consumer},
         )
     except ConfigError as exc:
         raise _as_written(exc, merged) from None

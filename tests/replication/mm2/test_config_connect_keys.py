@@ -93,6 +93,41 @@ def test_keys_without_effect_are_logged_once_each_as_written_with_the_reason(cap
     assert "translation is exact" in lines[3]
 
 
+def test_the_connect_keys_of_mm2s_dedicated_mode_test_are_accepted_globally_and_per_cluster() -> None:
+    # DedicatedMirrorIntegrationTest (testMultiNodeCluster) sets the REST listener and, per cluster, the delay of
+    # Connect's scheduled rebalance; MM2 reads both, and Mirrorplane, with no Connect worker, has no use for them.
+    notes: list[tuple[str, str]] = []
+    text = "listeners = http://localhost:0\nprimary.scheduled.rebalance.max.delay.ms = 1000\n"
+    flows = load(PRIMARY_BACKUP + text, notes)
+    assert set(flows) == {"primary->backup", "backup->primary"}
+    assert [key for key, _ in notes] == ["listeners", "primary.scheduled.rebalance.max.delay.ms"]
+    assert config_error(PRIMARY_BACKUP + "backup.scheduled.rebalance.max.delay.ms = soon").reason == (
+        "expected an integer, got 'soon'"
+    )
+
+
+def test_top_level_client_keys_reach_every_flow_and_the_clusters_and_flows_own_win() -> None:
+    # MM2 reads a top-level `consumer.*` for the source consumer of every flow and `producer.*` for the producer
+    # to every target (its forwarding-admin test sets its SASL settings so).
+    text = (
+        "consumer.isolation.level = read_committed\nconsumer.fetch.min.bytes = 10\nproducer.linger.ms = 7\n"
+        "primary.consumer.fetch.min.bytes = 20\nbackup->primary.producer.linger.ms = 9\n"
+    )
+    flows = load(PRIMARY_BACKUP + text)
+    assert flows["primary->backup"].consumer_overrides == {"isolation.level": "read_committed", "fetch.min.bytes": "20"}
+    assert flows["backup->primary"].consumer_overrides == {"isolation.level": "read_committed", "fetch.min.bytes": "10"}
+    assert flows["primary->backup"].producer_overrides == {"linger.ms": "7"}
+    assert flows["backup->primary"].producer_overrides == {"linger.ms": "9"}
+    assert config_error(PRIMARY_BACKUP + "consumer.no.such.setting = 1").property_name == "consumer.no.such.setting"
+
+
+def test_a_cluster_named_like_a_client_prefix_keeps_its_own_keys() -> None:
+    text = "clusters = consumer, b\nconsumer.bootstrap.servers = h1:9092\nb.bootstrap.servers = h2:9092\n"
+    flows = load(text + "consumer->b.enabled = true\nconsumer.consumer.fetch.min.bytes = 5\n")
+    assert flows["consumer->b"].source.bootstrap_servers == "h1:9092"
+    assert flows["consumer->b"].consumer_overrides == {"fetch.min.bytes": "5"}
+
+
 def test_use_defaults_from_is_a_flow_property_set_globally_or_per_flow() -> None:
     flows = load(PRIMARY_BACKUP + "use.defaults.from = source\nbackup->primary.use.defaults.from = target\n")
     assert flows["primary->backup"].use_defaults_from == "source"
