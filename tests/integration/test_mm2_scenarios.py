@@ -565,12 +565,6 @@ def _assert_new_topic_with_config_filter(run: Runner) -> None:
     assert topic_config(run.backup, backup_topic, "retention.bytes") == "1000", "retention.bytes was not copied"
 
 
-@pytest.mark.xfail(
-    strict=False,
-    raises=AssertionError,
-    reason="MM2 writes a flow's heartbeats to the target cluster's `heartbeats` topic; Mirrorplane writes them to "
-    "the source cluster's (replication/emitters/heartbeats.py), until its heartbeats move to the target",
-)
 def test_heartbeats_are_emitted_to_each_target_and_replicated_downstream(runners: dict[str, Runner]) -> None:
     """testReplication's heartbeat assertions, each one about the flow MM2 asserts it for."""
     run = runners["a"]

@@ -122,10 +122,8 @@ def test_a_stop_signal_at_any_moment_of_start_up_exits_0(tmp_path: Path, signum:
         stderr=subprocess.STDOUT,
         text=True,
     )
-    if after:  # in provisioning: the clusters never answer, so it waits to its deadline
-        time.sleep(after)
-    else:  # as soon as the run's handlers are in place
-        _wait_for_handler(proc.pid)
+    _wait_for_handler(proc.pid)  # as soon as the run's handlers are in place (a loaded machine takes seconds)
+    time.sleep(after)  # then, with `after`, in provisioning: the clusters never answer, so it waits to its deadline
     sent = time.monotonic()
     proc.send_signal(signum)
     out, _ = proc.communicate(timeout=30)
