@@ -19,7 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, IsolationLevel, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from replication.errors import LEADER_NOT_READY
 from replication.kafka.clientlog import logged
@@ -61,7 +62,13 @@ def decode(key: bytes, value: bytes) -> tuple[TopicPartitionKey, Position]:
 
 
 def load(consumer_config: dict[str, Any], topic: str, timeout: float = 60.0) -> dict[TopicPartitionKey, Position]:
-    """Read the whole topic (read_committed) and keep the latest position per key."""
+    """Read the whole topic (read_committed) and keep the latest position per key.
+
+    "The whole topic" ends at its last stable offset, read once at the start: exactly-once tasks of the same source
+    and target write their positions here in transactions, and while they copy one is almost always open. A reader
+    that waited for the end of the partition waited for a moment with none open (30-60 s with five runners sharing
+    two clusters). A position committed after the read began is missed: the partition then resumes from an older
+    one, behind every acknowledgement, and exact resume recognises what was copied since."""
     config = {
         **consumer_config,
         "isolation.level": "read_committed",
@@ -75,10 +82,16 @@ def load(consumer_config: dict[str, Any], topic: str, timeout: float = 60.0) -> 
         low, high = _watermarks(consumer, topic, deadline)
         if high <= low:
             return positions  # a new flow: no wait for the partition EOF (0.5 s of every first start)
-        consumer.assign([TopicPartition(topic, 0, 0)])
+        end = _stable_end(consumer_config, topic, deadline)
+        if end <= low:
+            return positions
+        tp = TopicPartition(topic, 0, low)
+        consumer.assign([tp])
         while time.monotonic() < deadline:
             msg = consumer.poll(0.1)
             if msg is None:
+                if consumer.position([TopicPartition(topic, 0)])[0].offset >= end:  # past commit markers too
+                    return positions
                 continue
             error = msg.error()
             if error is not None:
@@ -87,11 +100,25 @@ def load(consumer_config: dict[str, Any], topic: str, timeout: float = 60.0) -> 
                 raise KafkaException(error)
             key, value = msg.key(), msg.value()
             if key is not None and value is not None:
-                tp, position = decode(key, value)
-                positions[tp] = position
+                tp_key, position = decode(key, value)
+                positions[tp_key] = position
+            if (msg.offset() or 0) + 1 >= end:
+                return positions
         raise TimeoutError(f"{topic}: positions not read to the end within {timeout}s")
     finally:
         consumer.close()
+
+
+_CONSUMER_ONLY = ("group.id", "enable.auto.commit", "isolation.level", "enable.partition.eof", "auto.offset.reset")
+
+
+def _stable_end(consumer_config: dict[str, Any], topic: str, deadline: float) -> int:
+    """The partition's last stable offset: below it every transaction is committed or aborted."""
+    admin = AdminClient(logged({k: v for k, v in consumer_config.items() if k not in _CONSUMER_ONLY}))
+    spec = {TopicPartition(topic, 0): OffsetSpec.latest()}  # type: ignore[no-untyped-call]
+    futures = admin.list_offsets(spec, isolation_level=IsolationLevel.READ_COMMITTED)
+    remaining = max(1.0, deadline - time.monotonic())
+    return int(next(iter(futures.values())).result(timeout=remaining).offset)
 
 
 def _watermarks(consumer: Consumer, topic: str, deadline: float) -> tuple[int, int]:
