@@ -43,8 +43,6 @@ demo: install
 # compat: the engine with SIGKILLs, translation, the failover wizard over REST, the MM2 properties runner) on Kafka
 # 2.3.0 and on a mixed set whose us-west is 2.3.0 and the others 4.x. README, "Make targets", says what each costs.
 COMPAT_RUNS ?= 2.3.0 mixed
-# MM2's own scenarios (about 5 min a run) run on 4.x and on 2.3.0; a mixed pair asks nothing of them the two do not.
-MIXED_SKIPS ?= --ignore=tests/integration/test_mm2_scenarios.py
 test: install services-check
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) \
 		$(PY) -m pytest -m "not slow" --durations=25 $(XDIST) $(PYTEST_ARGS)
@@ -52,12 +50,11 @@ test: install services-check
 
 test-compat: install services-check
 	@for run in $(COMPAT_RUNS); do \
-		if [ $$run = mixed ]; then versions="us-west:2.3.0"; version=""; skip="$(MIXED_SKIPS)"; \
-		else versions=""; version=$$run; skip=""; fi; \
+		if [ $$run = mixed ]; then versions="us-west:2.3.0"; version=""; else versions=""; version=$$run; fi; \
 		echo "== compatibility subset on Kafka $${version:-2.3.0 (us-west) beside the default}"; \
 		MIRRORPLANE_KAFKA_VERSION=$$version MIRRORPLANE_TEST_KAFKA_VERSIONS=$$versions \
 		DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) \
-			$(PY) -m pytest -m "compat and not slow" $$skip $(XDIST) $(PYTEST_ARGS) || exit $$?; \
+			$(PY) -m pytest -m "compat and not slow" $(XDIST) $(PYTEST_ARGS) || exit $$?; \
 	done
 
 test-all: install services-check

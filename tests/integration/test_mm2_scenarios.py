@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
@@ -43,7 +44,9 @@ from tests.support.kafka import admin, consume_to_end, create_topic, end_offsets
 from tests.support.replication import start_replicator
 from tests.support.translation import committed
 
-pytestmark = [pytest.mark.kafka, pytest.mark.compat]
+# In make test-faults (on 4.x, and on 2.3.0 with MIRRORPLANE_KAFKA_VERSION=2.3.0), not in make test: about 5 min a
+# run, and its latest runs are not all green yet (docs/mm2-compatibility.md, "Results").
+pytestmark = [pytest.mark.kafka, pytest.mark.compat, pytest.mark.slow]
 
 # MirrorConnectorsIntegrationBaseTest's figures.
 NUM_PARTITIONS = 10
@@ -174,6 +177,31 @@ def produce_transaction(producer: Producer, topic: str) -> None:
 
 def count(bootstrap: str, topic: str, partitions: int = NUM_PARTITIONS, isolation: str = "read_committed") -> int:
     return len(consume_to_end(bootstrap, topic, partitions, isolation=isolation, timeout=60))
+
+
+def read_written(bootstrap: str, topic: str, partitions: int, timeout: float = 60.0) -> list[Any]:
+    """The records written before the call (read_uncommitted), up to the end offsets read first. For topics the five
+    runners write without pause (heartbeats, offset syncs), where a read "to the end" never sees one."""
+    ends = end_offsets(bootstrap, topic, range(partitions))
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "mp-test-written", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, p, 0) for p, end in ends.items() if end > 0])
+    records: list[Any] = []
+    waiting = {p for p, end in ends.items() if end > 0}
+    deadline = time.monotonic() + timeout
+    try:
+        while waiting:
+            assert time.monotonic() < deadline, f"{topic}: partitions {sorted(waiting)} not read to {ends} in time"
+            msg = consumer.poll(0.2)
+            if msg is None or msg.error() is not None:
+                continue
+            p = msg.partition() or 0
+            if p in waiting and (msg.offset() or 0) < ends[p]:
+                records.append(msg)
+            if (msg.offset() or 0) + 1 >= ends[p]:
+                waiting.discard(p)
+    finally:
+        consumer.close()
+    return records
 
 
 def per_partition(bootstrap: str, topic: str, partitions: int = NUM_PARTITIONS) -> dict[int, int]:
@@ -571,13 +599,13 @@ def test_heartbeats_are_emitted_to_each_target_and_replicated_downstream(runners
     wait_for_topic(run.backup, run.remote("test-topic-1"), run)
     time.sleep(2)  # emit.heartbeats.interval.seconds = 1
     # "Heartbeats were not emitted to primary/backup cluster": by the flow into that cluster.
-    into_backup = [Heartbeat.from_bytes(m.key(), m.value()) for m in consume_to_end(run.backup, "heartbeats", 1)]
-    into_primary = [Heartbeat.from_bytes(m.key(), m.value()) for m in consume_to_end(run.primary, "heartbeats", 1)]
+    into_backup = [Heartbeat.from_bytes(m.key(), m.value()) for m in read_written(run.backup, "heartbeats", 1)]
+    into_primary = [Heartbeat.from_bytes(m.key(), m.value()) for m in read_written(run.primary, "heartbeats", 1)]
     assert any((h.source_cluster_alias, h.target_cluster_alias) == ("primary", "backup") for h in into_backup)
     assert any((h.source_cluster_alias, h.target_cluster_alias) == ("backup", "primary") for h in into_primary)
     # "Heartbeats were not replicated downstream": each cluster's heartbeats, as a remote topic on the other.
-    assert count(run.backup, "primary.heartbeats", 1) > 0
-    assert count(run.primary, "backup.heartbeats", 1) > 0
+    assert len(read_written(run.backup, "primary.heartbeats", 1)) > 0
+    assert len(read_written(run.primary, "backup.heartbeats", 1)) > 0
 
 
 def test_replication_with_empty_partition(runners: dict[str, Runner]) -> None:
@@ -903,5 +931,5 @@ def test_offset_syncs_topic_on_target(runners: dict[str, Runner]) -> None:
 
 
 def offset_syncs(bootstrap: str, topic: str) -> list[OffsetSync]:
-    records = consume_to_end(bootstrap, topic, topic_partitions(bootstrap, topic), timeout=30)
+    records = read_written(bootstrap, topic, topic_partitions(bootstrap, topic), timeout=30)
     return [OffsetSync.from_bytes(m.key(), m.value()) for m in records]
