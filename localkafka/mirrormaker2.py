@@ -18,8 +18,10 @@ from types import TracebackType
 
 from localkafka.dist import DEFAULT_KAFKA_VERSION, LEGACY_KAFKA_VERSION, TOOL_MAIN_CLASSES, LocalKafkaError, runtime
 from localkafka.manager import default_cache_dir
+from replication.mm2.takeover import offsets_storage_topic
 
 MAIN_CLASS = TOOL_MAIN_CLASSES["connect-mirror-maker"]
+__all__ = ["LOCAL_DEFAULTS", "MirrorMaker2", "dedicated_properties", "offsets_storage_topic", "properties_text"]
 STARTED_LINE = "Kafka MirrorMaker started"  # what MirrorMaker.start() logs once its herders run
 # Small local clusters: one replica for everything MM2 creates, and the short intervals its own integration tests
 # use, so checkpoints, offset syncs and committed offsets show within seconds.
@@ -62,12 +64,6 @@ def dedicated_properties(
         props.update(LOCAL_DEFAULTS)
     props.update(extra or {})
     return props
-
-
-def offsets_storage_topic(source: str) -> str:
-    """Where dedicated MM2 commits the source offsets of the flows out of `source`: its Connect offsets topic in
-    each target cluster (MirrorMakerConfig: `mm2-offsets.<source alias>.internal`)."""
-    return f"mm2-offsets.{source}.internal"
 
 
 class MirrorMaker2:
