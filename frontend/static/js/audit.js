@@ -20,9 +20,10 @@ const STAMPS = new Set(["created_at", "updated_at"]);
 function changes(record) {
   const before = record.before || {};
   const after = record.after || {};
-  const names = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter(
-    (name) => !STAMPS.has(name) && JSON.stringify(before[name]) !== JSON.stringify(after[name]),
-  );
+  // By name: Postgres's jsonb keeps keys in its own order, SQLite in the written one.
+  const names = [...new Set([...Object.keys(before), ...Object.keys(after)])]
+    .sort()
+    .filter((name) => !STAMPS.has(name) && JSON.stringify(before[name]) !== JSON.stringify(after[name]));
   if (!names.length) return el("span", { class: "muted" }, "no field changed");
   return el(
     "ul",
