@@ -83,12 +83,14 @@ def test_a_new_user_builds_a_flow_and_sees_it_turn_healthy_with_throughput(
 
     with Traffic(kafka_clusters["us-west"], topic, partitions=2, rate=200):
         page.goto(f"{live_server.url}/")
-        wait_until(
-            lambda: healthy_with_throughput(page, "us-west->us-east"),
-            timeout=180,
-            interval=1,
-            what="a healthy us-west->us-east edge with throughput",
-        )
+        try:
+            wait_until(lambda: healthy_with_throughput(page, "us-west->us-east"), timeout=180, interval=1)
+        except AssertionError:  # say what the graph and the flow's status showed instead
+            status = page.request.get(f"{live_server.url}/api/v1/flows/{Flow.objects.get().pk}/status/").text()
+            raise AssertionError(
+                f"no healthy us-west->us-east edge with throughput in 180 s; edges: {edges(page)}; "
+                f"status: {status[:3000]}"
+            ) from None
         expect(page.locator("[data-tile=copied] .value")).not_to_have_text("0")
         page.wait_for_timeout(1000)
         shoot(page, "dashboard-graph")
