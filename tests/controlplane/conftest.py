@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
+from controlplane.celery import app
 from localkafka.traffic import TrafficControl
 from tests.controlplane.api.base import ROLES, client_for, make_user
 
@@ -33,3 +34,12 @@ def api() -> Callable[[str | None], APIClient]:
         return client_for(users[role])
 
     return build
+
+
+@pytest.fixture
+def eager() -> Iterator[None]:
+    """Celery tasks run inside the call that queues them (a job's own tests run it in a real worker)."""
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = before

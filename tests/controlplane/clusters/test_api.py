@@ -1,13 +1,12 @@
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from rest_framework.test import APIClient
 
 from controlplane.audit.models import AuditRecord
-from controlplane.celery import app
 from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from tests.controlplane.api.base import ViewSetContract
@@ -136,15 +135,6 @@ def test_a_cluster_used_by_a_flow_cannot_be_deleted_or_renamed(api: Api) -> None
 
 
 # --- connectivity check -------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def eager() -> Iterator[None]:
-    """The check's job runs inside the POST (its own tests run it in a real worker: tests/controlplane/jobs)."""
-    before = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = before
 
 
 @pytest.mark.django_db(transaction=True)

@@ -3,7 +3,7 @@ under the claim's token, expiry of a dead job's claim, abort while a job runs, a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -13,7 +13,6 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from controlplane.audit.models import AuditRecord
-from controlplane.celery import app
 from controlplane.clusters.models import Cluster
 from controlplane.failover.models import Failover
 from controlplane.failover.results import CheckResult, PreflightResult
@@ -147,14 +146,6 @@ def test_the_drain_threshold_changes_without_starting_over_and_is_audited(
     assert (audit.before, audit.after) == ({"drain_threshold": 0}, {"drain_threshold": 500})
     Failover.objects.filter(pk=planned).update(step="fence")
     assert api("operator").post(url, {"drain_threshold": 5}, format="json").status_code == 409
-
-
-@pytest.fixture
-def eager() -> Iterator[None]:
-    before = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = before
 
 
 @pytest.mark.django_db(transaction=True)

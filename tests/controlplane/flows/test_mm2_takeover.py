@@ -4,14 +4,13 @@ one)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from rest_framework.test import APIClient
 
 from controlplane.audit.models import AuditRecord
-from controlplane.celery import app
 from controlplane.flows import takeover
 from controlplane.flows.models import Flow
 from replication.config import FlowConfig
@@ -26,14 +25,6 @@ us-east.bootstrap.servers = host2:9092
 us-west->us-east.enabled = true
 """
 MISSING = "MM2's offsets storage topic mm2-offsets.us-west.internal does not exist in target cluster us-east"
-
-
-@pytest.fixture
-def eager() -> Iterator[None]:
-    before = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = before
 
 
 def _seeded(flow: FlowConfig, timeout: float) -> Takeover:

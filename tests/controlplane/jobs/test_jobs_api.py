@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,6 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from controlplane.audit.models import AuditRecord
-from controlplane.celery import app
 from controlplane.clusters import services as cluster_services
 from controlplane.clusters.models import Cluster
 from controlplane.jobs import services
@@ -30,14 +29,6 @@ from tests.support.kafka import wait_until
 Api = Callable[[str | None], APIClient]
 PASSWORD = "s3cret-never-in-a-job"
 UNREACHABLE = "127.0.0.1:1"
-
-
-@pytest.fixture
-def eager() -> Iterator[None]:
-    before = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = before
 
 
 @pytest.fixture
