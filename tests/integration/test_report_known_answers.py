@@ -45,6 +45,7 @@ from typing import Any
 import pyarrow.dataset as ds  # type: ignore[import-untyped]
 import pytest
 from confluent_kafka import OFFSET_END, Consumer, Producer, TopicPartition
+from django.conf import settings
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
@@ -222,7 +223,11 @@ def test_reports_through_the_control_plane_agree_with_the_brokers_on_a_two_hop_c
         assert created.status_code == 201, created.content
         flow_ids[key] = created.json()["id"]
 
-    env = celery_env | {"MIRRORPLANE_HEARTBEAT_FACTS_INTERVAL_SECONDS": str(COLLECT_S)}
+    # The worker consumes the broker this process sends to: the reports are queued by the API's on-commit hook here.
+    env = celery_env | {
+        "CELERY_BROKER_URL": str(settings.CELERY_BROKER_URL),
+        "MIRRORPLANE_HEARTBEAT_FACTS_INTERVAL_SECONDS": str(COLLECT_S),
+    }
     lake = env["MIRRORPLANE_FACTS_LAKE"]
     start_celery(env, celery_processes, tmp_path, "w1", "beat", concurrency=8, pool="threads")
     traffic["go"]()
