@@ -118,7 +118,7 @@ bench: install
 bench-quick: install
 	BENCH_CLUSTERS=$(BENCH_CLUSTERS) $(PY) -m bench --records-small 200000 --records-large 50000 \
 		--replicators mm2,mp-alo,mm2-eos,mp-eos --latency-seconds 15 --latency-warmup 5 --latency-rounds 1 \
-		--scaling-tasks '' --kill-replicators mm2,mp-alo,mp-eos $(BENCH_ARGS)
+		--scaling-tasks '' --kill-replicators mm2,mp-alo,mp-eos --pickup-refresh 10 $(BENCH_ARGS)
 
 # The analytics latency job over 10M generated facts on local[2], start-up included (target: under 30 s).
 # Facts are generated once into var/bench/; BENCH_ANALYTICS_ARGS="--rounds 3 --regenerate" to change that.

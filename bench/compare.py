@@ -7,6 +7,10 @@
 3. Scaling: the engine at least once with 1, 2 and 4 tasks (processes) on the small-record data.
 4. Kills: each of mm2, mm2-eos, mp-alo and mp-eos copies the small-record data while SIGKILLed 3 times, then the
    duplicates and lost records at the target are counted by key (bench/kills.py explains the method).
+5. Pickup: mm2 and mp-alo running on a topic pattern; the time to copy the first record of a topic created then, at
+   each --pickup-refresh (bench/pickup.py).
+6. Failover: a consumer group moved to the target by mm2's and by mp-alo's checkpoints: records read again and
+   skipped (bench/failover.py).
 0. Limits: Kafka's ProducerPerformance and ConsumerPerformance on the same brokers and data (bench/limits.py): the
    ceiling each replicator's steady rate is set against. --no-limits skips it.
 Figures go to stdout and to bench/results/<timestamp>.json (also bench/results/latest.json).
@@ -21,9 +25,11 @@ from typing import Any
 
 from bench import ratios, report
 from bench.clusters import bench_clusters
+from bench.failover import FailoverResult, run_failover
 from bench.kills import KillResult, run_kills
 from bench.latency import LatencyResult, run_latency
 from bench.limits import LimitResult, closeness, run_limit
+from bench.pickup import PickupResult, run_pickup
 from bench.preload import Dataset, ensure_dataset
 from bench.replicators import REPLICATORS, MirrorMaker2, Mirrorplane, Replicator
 from bench.session import Session
@@ -63,6 +69,14 @@ def _parser() -> argparse.ArgumentParser:
         default="eos",
         help="count the target's records after a run, off the clock (eos: where completion came from positions)",
     )
+    add(
+        "--pickup-refresh",
+        type=_csv,
+        default=["default", "10"],
+        help="refresh.topics.interval.seconds of the pickup runs ('default': unset; '' skips the phase)",
+    )
+    add("--pickup-replicators", type=_csv, default=["mm2", "mp-alo"])
+    add("--failover-replicators", type=_csv, default=["mm2", "mp-alo"], help="'' skips the failover phase")
     add("--keep-clusters", action="store_true", help="leave our own bench clusters running afterwards")
     add("--no-limits", dest="limits", action="store_false", help="skip the perf tools' ceiling (phase 0)")
     return parser
@@ -203,6 +217,53 @@ def run_kill_phase(session: Session, args: argparse.Namespace, dataset: Dataset)
     return results
 
 
+def run_pickup_phase(session: Session, args: argparse.Namespace) -> list[PickupResult]:
+    if not args.pickup_refresh or not args.pickup_replicators:
+        return []
+    print("\n## Pickup: seconds from a new topic's first record to its copy at the target\n")
+    results = []
+    for refresh in args.pickup_refresh:
+        for name in args.pickup_replicators:
+            result = run_pickup(name, session.context(), None if refresh == "default" else float(refresh))
+            results.append(result)
+            print(_pickup_line(result))
+    return results
+
+
+def _pickup_line(r: PickupResult) -> str:
+    refresh = "default refresh" if r.refresh_s is None else f"refresh {r.refresh_s:g} s"
+    taken = f"{r.pickup_s:.1f} s" if r.pickup_s is not None else f"not picked up in {r.deadline_s:.0f} s"
+    return f"  {r.replicator}, {refresh}: {taken}"
+
+
+def run_failover_phase(session: Session, args: argparse.Namespace, dataset: Dataset) -> list[FailoverResult]:
+    if not args.failover_replicators:
+        return []
+    print(f"\n## Failover: a group moved by the checkpoints after a copy of {dataset.count:,} x {dataset.label}\n")
+    print(report.table(FAILOVER_HEADERS, [], 1, STREAM_WIDTH))
+    results = []
+    for name in args.failover_replicators:
+        result = run_failover(name, session.context(), dataset)
+        results.append(result)
+        print(report.table(FAILOVER_HEADERS, [_failover_row(result)], 1, STREAM_WIDTH).splitlines()[-1])
+    return results
+
+
+FAILOVER_HEADERS = ["replicator", "partitions", "exact", "untranslated", "read again", "skipped", "seconds"]
+
+
+def _failover_row(r: FailoverResult) -> list[Any]:
+    return [
+        r.replicator,
+        r.partitions,
+        r.exact_partitions,
+        r.untranslated_partitions,
+        r.read_again,
+        r.skipped,
+        r.seconds,
+    ]
+
+
 KILL_HEADERS = ["replicator", "records", "kills", "at target", "duplicates", "lost", "seconds"]
 
 
@@ -238,6 +299,8 @@ def print_summary(
     scaling: list[dict[str, Any]],
     checks: list[dict[str, Any]],
     kills: list[KillResult],
+    pickups: list[PickupResult],
+    failovers: list[FailoverResult],
 ) -> None:
     print("\n## Summary (medians; ratios per alternating pair, median first)\n")
     print(report.summary_table(report.throughput_summary(throughput)))
@@ -264,6 +327,10 @@ def print_summary(
         )
     if kills:
         print("\n" + report.table(KILL_HEADERS, [_kill_row(k) for k in kills], 1))
+    if pickups:
+        print("\nPickup of a new topic:\n" + "\n".join(_pickup_line(p) for p in pickups))
+    if failovers:
+        print("\n" + report.table(FAILOVER_HEADERS, [_failover_row(f) for f in failovers], 1))
     if checks:
         print("\n## Mirrorplane's targets\n\n" + report.targets_table(checks))
 
@@ -288,8 +355,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         latency = run_latency_rounds(session, args)
         scaling = run_scaling(session, args, data[0])
         kills = run_kill_phase(session, args, data[0])
+        pickups = run_pickup_phase(session, args)
+        failovers = run_failover_phase(session, args, data[0])
     checks = report.target_checks(throughput, latency, data[0].label, data[1].label)
-    print_summary(throughput, latency, scaling, checks, kills)
+    print_summary(throughput, latency, scaling, checks, kills, pickups, failovers)
     print_closeness(closeness(_steady_medians(throughput), limits))
     document = {
         "stamp": stamp,
@@ -307,6 +376,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "share_of_ceiling": closeness(_steady_medians(throughput), limits),
         "scaling": scaling,
         "kills": [k.as_dict() for k in kills],
+        "pickup": [p.as_dict() for p in pickups],
+        "failover": [f.as_dict() for f in failovers],
         "targets": checks,
     }
     print(f"\nwrote {report.save(document, stamp)} in {document['elapsed_s']}s")

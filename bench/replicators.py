@@ -201,10 +201,10 @@ class Mirrorplane(Replicator):
                 f"{alias}.bootstrap.servers = {ctx.clusters.source}",
                 f"{TARGET_ALIAS}.bootstrap.servers = {ctx.clusters.target}",
                 f"{flow}.enabled = true",
-                f"{flow}.topics = {topic}",
+                f"{flow}.topics = {self.properties.get('topics', topic)}",
                 f"{flow}.tasks.max = {self.tasks}",
                 f"{flow}.exactly.once = {'true' if self.exactly_once else 'false'}",
-                *(f"{flow}.{key} = {value}" for key, value in self.properties.items()),
+                *(f"{flow}.{key} = {value}" for key, value in self.properties.items() if key != "topics"),
             ],
         )
         argv = [sys.executable, "-m", "replication", "--log-level", "WARNING", "run", "--config", str(config)]
@@ -233,10 +233,17 @@ class MirrorMaker2(Replicator):
     clean_exits = (0, 143)  # SIGTERM runs MM2's shutdown hook, then the JVM exits with 128 + 15
     HEAP = "2G"
 
-    def __init__(self, exactly_once: bool = False, tasks: int = 1, latency: bool = False) -> None:
+    def __init__(
+        self,
+        exactly_once: bool = False,
+        tasks: int = 1,
+        latency: bool = False,
+        properties: Mapping[str, str] | None = None,
+    ) -> None:
         self.exactly_once = exactly_once
         self.tasks = tasks
         self.latency = latency
+        self.properties = dict(properties or {})  # more flow properties, e.g. emit.checkpoints.interval.seconds
         self.name = ("mm2-eos" if exactly_once else "mm2") + (f"-{tasks}t" if tasks > 1 else "")
 
     def launch(
@@ -256,6 +263,7 @@ class MirrorMaker2(Replicator):
             self.exactly_once,
             self.latency,
         )
+        props.update({f"{alias}->{TARGET_ALIAS}.{key}": value for key, value in self.properties.items()})
         runner = MirrorMaker2Runner(props, ctx.workdir, heap=self.HEAP, name=f"{ctx.run_id}-{self.name}")
         _write(runner.properties_path, properties_text(props).splitlines())
         child = Child(runner.command(), ctx.workdir / f"{ctx.run_id}-{self.name}.log")
