@@ -303,7 +303,8 @@ def print_summary(
     failovers: list[FailoverResult],
 ) -> None:
     print("\n## Summary (medians; ratios per alternating pair, median first)\n")
-    print(report.summary_table(report.throughput_summary(throughput)))
+    if throughput:
+        print(report.summary_table(report.throughput_summary(throughput)))
     for name, vs in report.latency_ratios(latency).items():
         print(f"\n{name} latency vs mm (medians): p50 {vs['p50_ms_vs_mm']:.2f}x, p99 {vs['p99_ms_vs_mm']:.2f}x")
     print_vs_mm2(ratios.vs_mm2(throughput, latency))
@@ -380,5 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "failover": [f.as_dict() for f in failovers],
         "targets": checks,
     }
-    print(f"\nwrote {report.save(document, stamp)} in {document['elapsed_s']}s")
+    # latest.json, the result git keeps, is a run that compared throughput; a run of other phases alone is not.
+    saved = report.save(document, stamp, latest=bool(throughput))
+    print(f"\nwrote {saved} in {document['elapsed_s']}s")
     return 0
