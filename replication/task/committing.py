@@ -12,14 +12,14 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Topic
 
 from replication.config import FlowConfig
 from replication.errors import AclRefusedError, ReplicationError, missing_acl
+from replication.kafka import positions
 from replication.metrics.registry import MetricsRegistry
-from replication.task import positions
+from replication.offsets.partitionstate import SETTLED_SWEEP_SECONDS, PartitionState, Sweep, TaskListener
 from replication.task.faults import FaultReporter
 from replication.task.handlers import RecordHandler
-from replication.task.partitionstate import SETTLED_SWEEP_SECONDS, PartitionState, Sweep, TaskListener
 from replication.task.producing import BatchProducer
 
-log = logging.getLogger("replication.engine")  # the task's own log, as operators know it
+log = logging.getLogger(__name__)
 DuePositions = list[tuple[positions.TopicPartitionKey, positions.Position]]
 
 

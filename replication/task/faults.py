@@ -13,7 +13,7 @@ from replication.task.dataloss import DataLossError
 from replication.task.producing import BatchProducer
 from replication.task.resume import ResumeMismatch
 
-log = logging.getLogger("replication.engine")  # the task's own log, as operators know it
+log = logging.getLogger(__name__)
 
 
 class FaultReporter:

@@ -16,12 +16,12 @@ from replication.errors import AclRefusedError, ReplicationError, missing_acl
 from replication.kafka.clients import ClientFactory
 from replication.metrics.registry import MetricsRegistry
 from replication.mm2.records import provenance_add, provenance_contains
+from replication.offsets.partitionstate import PartitionState, Run
 from replication.task.handlers import Headers, OutRecord, RecordHandler
-from replication.task.partitionstate import PartitionState, Run
 
 PURGED = (KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT)
 FATAL_DETAIL_WAIT_SECONDS = 3.0  # at most, for the delivery report that tells why a fatal error came
-log = logging.getLogger("replication.producing")
+log = logging.getLogger(__name__)
 States = dict[tuple[str, int], PartitionState]
 Callback = Callable[[KafkaError | None, Message], None]
 # Records on the hot path are typed Any: the stubs make offset()/partition() Optional, and a None check per

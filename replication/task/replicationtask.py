@@ -12,19 +12,19 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Topic
 
 from replication.config import FlowConfig
 from replication.errors import LEADER_NOT_READY, AclRefusedError, ReplicationError, missing_acl
+from replication.kafka import positions
 from replication.kafka.clients import ClientFactory, consumer_config, position_reader_config
 from replication.kafka.internaltopics import COMPACTED_CONFIG, ensure_topic
 from replication.kafka.topicsync import TopicSync
 from replication.metrics.registry import REGISTRY, MetricsRegistry
 from replication.mm2.filters import nothing_matched
+from replication.offsets.partitionstate import PartitionState, TaskListener, TaskListeners
 from replication.offsets.syncs import OffsetSyncEmitter
-from replication.task import positions
 from replication.task.committing import PositionCommitter
 from replication.task.dataloss import check_start, loss_on_out_of_range
 from replication.task.faults import FaultReporter
 from replication.task.handlers import RecordHandler, load_handler
 from replication.task.ownership import hashed_owner
-from replication.task.partitionstate import PartitionState, TaskListener, TaskListeners
 from replication.task.producing import BatchProducer
 from replication.task.resume import Window
 from replication.task.starting import Resumer, plan_start, report_start, source_watermarks, target_end_offsets
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from replication.facts.writer import FactsWriter
 
 DENIED_REFRESH_SECONDS = 2.0  # how soon a refused fetch is looked into
-log = logging.getLogger("replication.engine")
+log = logging.getLogger(__name__)
 TopicPartitionKey = tuple[str, int]
 
 

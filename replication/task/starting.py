@@ -26,16 +26,16 @@ from dataclasses import dataclass
 from confluent_kafka import Consumer, IsolationLevel, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
+from replication.clientlog import logged
 from replication.config import FlowConfig
-from replication.kafka.clientlog import logged
 from replication.kafka.clients import ClientFactory, position_reader_config
+from replication.kafka.positions import Position
+from replication.offsets.partitionstate import PartitionState, Run
 from replication.task.dataloss import DataLossError, target_truncated
 from replication.task.faults import FaultReporter
-from replication.task.partitionstate import PartitionState, Run
-from replication.task.positions import Position
 from replication.task.resume import Outgoing, Verified, Window, WindowVerifier
 
-log = logging.getLogger("replication.engine")  # the task's own log, as operators know it
+log = logging.getLogger(__name__)
 RemotePartition = tuple[str, int]
 
 

@@ -17,7 +17,7 @@ from replication.facts.lake import prune, write_rows
 from replication.facts.writer import FACTS_SCHEMA, FactsWriter, facts_sink, facts_writer, hop_path
 from replication.metrics.registry import MetricsRegistry
 from replication.mm2.policy import DefaultReplicationPolicy
-from replication.task.partitionstate import PartitionState, Run
+from replication.offsets.partitionstate import PartitionState, Run
 from replication.task.producing import BatchProducer
 from replication.task.replicationtask import ReplicationTask
 from tests.analytics.factgen import T0, fact

@@ -9,9 +9,9 @@ from typing import Any
 from confluent_kafka import TopicPartition
 
 from replication.metrics.registry import MetricsRegistry
+from replication.offsets.partitionstate import PartitionState, TaskListeners
 from replication.task.committing import PositionCommitter
 from replication.task.faults import FaultReporter
-from replication.task.partitionstate import PartitionState, TaskListeners
 from tests.replication.fakes import flow
 
 

@@ -12,7 +12,7 @@ from confluent_kafka import KafkaError
 from replication.errors import AclRefusedError, ReplicationError
 from replication.metrics.registry import MetricsRegistry
 from replication.mm2.records import PROVENANCE_HEADER
-from replication.task.partitionstate import PartitionState, Run
+from replication.offsets.partitionstate import PartitionState, Run
 from replication.task.producing import BatchProducer
 from tests.replication.fakes import FakeClients, FakeMessage, FakeProducer, flow
 

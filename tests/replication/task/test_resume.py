@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
+from replication.kafka.positions import Position, decode, encode
 from replication.metrics.registry import MetricsRegistry
 from replication.mm2.records import PROVENANCE_HEADER
+from replication.offsets.partitionstate import PartitionState
 from replication.task.dataloss import DataLossError
-from replication.task.partitionstate import PartitionState
-from replication.task.positions import Position, decode, encode
 from replication.task.producing import BatchProducer
 from replication.task.resume import ResumeMismatch, Verified, Window, WindowVerifier, difference
 from replication.task.starting import plan_start
