@@ -30,11 +30,12 @@ from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, To
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from replication.config import ClusterConfig, FlowConfig
-from replication.emitters.checkpoints import CheckpointEmitter, read_checkpoints
+from replication.emitters.checkpoints import CheckpointEmitter
 from replication.emitters.periodic import CheckpointSchedule, run_periodically
 from replication.kafka.clients import ClientFactory
 from replication.kafka.internaltopics import TopicTail
 from replication.metrics.registry import MetricsRegistry
+from replication.offsets.checkpoints import read_checkpoints
 from replication.task.replicationtask import ReplicationTask
 
 DEFAULT_CLUSTERS = "us-west=127.0.0.1:19092,backup=127.0.0.1:19094"

@@ -30,7 +30,7 @@ from localkafka.dist import ensure_kafka_home, find_java
 from localkafka.manager import default_cache_dir
 from localkafka.mirrormaker2 import MirrorMaker2 as MirrorMaker2Runner
 from localkafka.mirrormaker2 import offsets_storage_topic, properties_text
-from replication.task import positions
+from replication.kafka import positions
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET_ALIAS = "dst"

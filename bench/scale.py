@@ -31,7 +31,7 @@ from confluent_kafka.admin import NewTopic, OffsetSpec
 from bench.clusters import bench_clusters
 from bench.kafkaops import BenchError, admin, wait_for
 from bench.procs import Child, process_tree, tree_cpu_seconds, tree_peak_rss_mb, tree_pss_mb
-from replication.task.positions import positions_topic
+from replication.kafka.positions import positions_topic
 
 PARTITIONS_PER_TOPIC = 10
 REFRESH_SECONDS = 5

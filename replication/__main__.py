@@ -51,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     from replication.cli.runner import StartupStopped, StopSignals, run_flows
-    from replication.mm2.config import load_file
+    from replication.config.mm2properties import load_file
 
     signals = StopSignals() if args.command == "run" else None
     try:

@@ -22,9 +22,9 @@ from rest_framework.exceptions import NotFound
 from controlplane.clusters.models import Cluster
 from controlplane.clusters.reads import reading
 from controlplane.clusters.services import client_settings
-from replication.kafka.clientlog import logged
-from replication.mm2 import mirrorclient
+from replication.clientlog import logged
 from replication.mm2.policy import ReplicationPolicy, is_internal_topic, original_topic, source_chain
+from replication.offsets import mirrorclient
 
 READ_TIMEOUT = 10.0
 # A future's own wait: the request timeout above bounds the call, this only guards against a lost callback.

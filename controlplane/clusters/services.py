@@ -15,7 +15,7 @@ from confluent_kafka.admin import AdminClient
 
 from controlplane.clusters.choices import SASL_PROTOCOLS, SSL_PROTOCOLS
 from controlplane.clusters.models import Cluster
-from replication.kafka.clientlog import logged
+from replication.clientlog import logged
 from replication.kafka.diagnosis import explain
 
 log = logging.getLogger(__name__)

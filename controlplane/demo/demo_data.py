@@ -19,8 +19,8 @@ from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from controlplane.flows.services import flow_config
 from controlplane.reports.services import HEARTBEAT_GROUP
+from replication.clientlog import logged
 from replication.kafka.acls import Grant, flow_grants
-from replication.kafka.clientlog import logged
 
 DEMO_TOPICS = {"orders": 4, "payments": 2}
 # us-west feeds us-east (aggregation), which is backed up to backup: a two-hop chain on the graph.

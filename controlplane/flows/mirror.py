@@ -12,8 +12,8 @@ from controlplane.clusters.reads import reading
 from controlplane.clusters.services import client_settings
 from controlplane.flows.choices import ReplicationPolicyClass
 from replication.config import ClusterConfig
-from replication.mm2.mirrorclient import MirrorClient
 from replication.mm2.policy import DefaultReplicationPolicy, ReplicationPolicy
+from replication.offsets.mirrorclient import MirrorClient
 
 READ_TIMEOUT = 5.0  # an API request's read; the connectivity check before it already found the cluster up
 

@@ -9,7 +9,7 @@ from typing import Any
 from controlplane.flows.models import Flow
 from controlplane.flows.services import flow_config
 from replication.config import PROPERTIES
-from replication.mm2.config import dump_flows
+from replication.config.mm2properties import dump_flows
 
 # librdkafka client setting -> Cluster field
 CLUSTER_FIELD_OF = {

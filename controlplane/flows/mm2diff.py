@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from replication.mm2.config import is_secret
+from replication.config.mm2properties import is_secret
 
 CREATED, CHANGED, UNCHANGED = "created", "changed", "unchanged"
 OUTCOMES = (CREATED, CHANGED, UNCHANGED)

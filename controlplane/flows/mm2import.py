@@ -38,8 +38,8 @@ from controlplane.flows.mm2diff import CHANGED, CREATED, OUTCOMES, UNCHANGED, It
 from controlplane.flows.models import Flow
 from controlplane.flows.takeover import running
 from replication.config import PROPERTIES, ClusterConfig, ConfigError, FlowConfig
+from replication.config.mm2properties import REDACTED, load_flows
 from replication.mm2 import cycles
-from replication.mm2.config import REDACTED, load_flows
 from replication.mm2.properties import parse_properties, property_lines
 
 NO_FLOWS = "the file defines no flow, so nothing would be imported: enable one with source->target.enabled = true"

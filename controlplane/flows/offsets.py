@@ -11,10 +11,10 @@ from typing import Any
 from controlplane.clusters.reads import reading
 from controlplane.flows.models import Flow
 from controlplane.flows.services import flow_config
-from replication.emitters.checkpoints import read_checkpoints
 from replication.kafka.clients import ClientFactory
 from replication.kafka.internaltopics import TIMEOUT, TopicTail, flow_checkpoints_topic
 from replication.mm2.records import latest_checkpoints
+from replication.offsets.checkpoints import read_checkpoints
 from replication.offsets.translation import OffsetTranslator
 
 

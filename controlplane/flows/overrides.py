@@ -10,7 +10,7 @@ from __future__ import annotations
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
-from replication.kafka.clientlog import logged
+from replication.clientlog import logged
 
 PRODUCER_OVERRIDES_ALLOWED = frozenset(
     {

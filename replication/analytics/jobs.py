@@ -30,7 +30,7 @@ from replication.analytics.lake import (
 from replication.analytics.options import JOB_NAMES, JobOptions, job_options
 from replication.analytics.session import build_session
 
-log = logging.getLogger("replication.analytics")
+log = logging.getLogger(__name__)
 
 # Jobs of one process share the session the first of them started (getOrCreate), and the last one to end stops it.
 # A worker on Celery's threads pool runs report jobs side by side; PySpark's active session is per thread, so each

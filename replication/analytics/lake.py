@@ -24,7 +24,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-log = logging.getLogger("replication.analytics")
+log = logging.getLogger(__name__)
 _PARTITIONS = [StructField("date", StringType()), StructField("hour", StringType())]
 
 

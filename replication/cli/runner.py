@@ -29,7 +29,7 @@ from replication.task.ownership import PlannedOwner
 from replication.task.replicationtask import ReplicationTask
 from replication.task.tuning import tune_gc
 
-log = logging.getLogger("replication.runner")
+log = logging.getLogger(__name__)
 REFUSED_BACKOFF_SECONDS = (2.0, 30.0)  # between starts of a task whose sends the target refuses (first, most)
 
 

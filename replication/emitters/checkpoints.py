@@ -17,54 +17,19 @@ rule holds across restarts.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
-from confluent_kafka import ConsumerGroupTopicPartitions, Producer
+from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
 from replication.config import FlowConfig
 from replication.kafka.clients import ClientFactory
 from replication.kafka.internaltopics import COMPACTED_CONFIG, TIMEOUT, TopicTail, ensure_topic, flow_checkpoints_topic
 from replication.mm2.filters import GroupFilter, TopicFilter
-from replication.mm2.records import Checkpoint, LatestCheckpoints, RecordFormatError, latest_checkpoints
+from replication.mm2.records import Checkpoint, LatestCheckpoints, latest_checkpoints
+from replication.offsets.checkpoints import GroupOffset, group_offsets, list_groups, read_checkpoints
 from replication.offsets.syncstore import OffsetSyncReader
-
-log = logging.getLogger("replication.checkpoints")
-
-
-@dataclass(frozen=True)
-class GroupOffset:
-    """A source consumer group's committed offset (the next record it reads) in one partition."""
-
-    group: str
-    topic: str
-    partition: int
-    offset: int
-    metadata: str = ""
-
-
-def list_groups(admin: AdminClient, wanted: GroupFilter) -> list[str]:
-    listing = admin.list_consumer_groups(request_timeout=TIMEOUT).result(timeout=TIMEOUT)
-    return sorted(g.group_id for g in listing.valid if wanted.should_replicate(g.group_id))
-
-
-def group_offsets(
-    admin: AdminClient, groups: Iterable[str], topics: TopicFilter, timeout: float = TIMEOUT
-) -> list[GroupOffset]:
-    """Committed offsets of the groups (one request each, all in flight together) in topics the flow replicates."""
-    futures = {
-        group: admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)], request_timeout=timeout)[group]
-        for group in groups
-    }
-    result = []
-    for group, future in futures.items():
-        for tp in future.result(timeout=timeout).topic_partitions or []:
-            if tp.error is None and tp.offset >= 0 and topics.should_replicate(tp.topic):
-                result.append(GroupOffset(group, tp.topic, tp.partition, tp.offset, tp.metadata or ""))
-    return result
 
 
 def advances(last: Checkpoint | None, new: Checkpoint) -> bool:
@@ -74,16 +39,6 @@ def advances(last: Checkpoint | None, new: Checkpoint) -> bool:
     if (last.upstream_offset, last.downstream_offset) == (new.upstream_offset, new.downstream_offset):
         return False
     return new.downstream_offset >= last.downstream_offset or new.upstream_offset < last.upstream_offset
-
-
-def read_checkpoints(tail: TopicTail, timeout: float = TIMEOUT) -> list[Checkpoint]:
-    result = []
-    for msg in tail.read_to_end(timeout):
-        try:
-            result.append(Checkpoint.from_bytes(msg.key(), msg.value(), msg.timestamp()[1]))
-        except RecordFormatError as exc:
-            log.warning("%s: skipping a malformed checkpoint at offset %s: %s", tail.topic, msg.offset(), exc)
-    return result
 
 
 class CheckpointEmitter:

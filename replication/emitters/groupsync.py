@@ -15,15 +15,15 @@ from collections.abc import Mapping
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from replication.config import FlowConfig
-from replication.emitters.checkpoints import read_checkpoints
 from replication.errors import missing_acl
 from replication.kafka.clients import ClientFactory
 from replication.kafka.internaltopics import TopicTail, flow_checkpoints_topic
 from replication.mm2.filters import GroupFilter
 from replication.mm2.records import Checkpoint, LatestCheckpoints, latest_checkpoints
+from replication.offsets.checkpoints import read_checkpoints
 from replication.offsets.groupoffsets import ConsumerGroups
 
-log = logging.getLogger("replication.groupsync")
+log = logging.getLogger(__name__)
 
 
 def offsets_to_write(

@@ -18,7 +18,7 @@ from replication.emitters.checkpoints import CheckpointEmitter
 from replication.emitters.groupsync import GroupOffsetSync
 from replication.emitters.heartbeats import HeartbeatEmitter
 
-log = logging.getLogger("replication.periodic")
+log = logging.getLogger(__name__)
 
 
 class Periodic(Protocol):

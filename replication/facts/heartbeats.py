@@ -23,12 +23,12 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]
 from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, Consumer, KafkaError, KafkaException, Message, TopicPartition
 
+from replication.clientlog import logged
 from replication.facts.lake import Row, write_rows
-from replication.kafka.clientlog import logged
 from replication.mm2.policy import HEARTBEATS_TOPIC, DefaultReplicationPolicy, is_heartbeats_topic, source_chain
 from replication.mm2.records import Heartbeat, RecordFormatError
 
-log = logging.getLogger("replication.facts_heartbeats")
+log = logging.getLogger(__name__)
 HEARTBEATS_TABLE = "heartbeats"
 HEARTBEATS_SCHEMA = pa.schema(
     [

@@ -26,7 +26,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 from pyarrow import fs as pafs
 
-log = logging.getLogger("replication.facts_lake")
+log = logging.getLogger(__name__)
 Row = tuple[Any, ...]
 HOUR_MS = 3_600_000
 

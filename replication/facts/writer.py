@@ -23,7 +23,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 from replication.config import FlowConfig
 from replication.facts.lake import LakeSink, Row, register_flow
 from replication.mm2.policy import ReplicationPolicy, source_chain
-from replication.task.partitionstate import Run
+from replication.offsets.partitionstate import Run
 
 FACTS_TABLE = "facts"
 FACTS_SCHEMA = pa.schema(

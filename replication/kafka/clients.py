@@ -7,13 +7,13 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from confluent_kafka import Consumer, KafkaError, Producer
 from confluent_kafka.admin import AdminClient
 
+from replication.clientlog import LIBRDKAFKA_LOG, logged
 from replication.config import ClusterConfig, FlowConfig
-from replication.kafka.clientlog import LIBRDKAFKA_LOG, logged
 
-log = logging.getLogger("replication.clients")
+log = logging.getLogger(__name__)
 
 
 class _ExpectedWarnings(logging.Filter):
@@ -132,23 +132,6 @@ def internal_consumer_config(cluster: ClusterConfig, purpose: str) -> dict[str, 
             "fetch.wait.max.ms": 100,
         }
     )
-
-
-def settings_error(settings: Mapping[str, str]) -> str | None:
-    """librdkafka's reason for refusing these client settings (a name or a value), or None if it takes them."""
-    # Without brokers the client never connects: creating it only validates the configuration.
-    config: dict[str, Any] = {
-        k: v for k, v in settings.items() if k not in ("bootstrap.servers", "metadata.broker.list")
-    }
-    if not config:
-        return None
-    try:
-        AdminClient(logged(config))
-    except KafkaException as exc:
-        return str(exc.args[0].str())
-    except (TypeError, ValueError) as exc:  # e.g. a callback setting given a string
-        return str(exc)
-    return None
 
 
 class ClientFactory:

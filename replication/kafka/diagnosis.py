@@ -22,8 +22,8 @@ from confluent_kafka.admin import AdminClient
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 
+from replication.clientlog import logged
 from replication.config import ClusterConfig
-from replication.kafka.clientlog import logged
 
 PROBE_SECONDS = 5.0
 _ATTEMPT_SECONDS = 0.5

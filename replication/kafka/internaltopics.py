@@ -30,7 +30,7 @@ from replication.errors import LEADER_NOT_READY
 from replication.kafka.topicsync import STAMPED, effective_replication_factor
 from replication.mm2.policy import checkpoints_topic
 
-log = logging.getLogger("replication.internaltopics")
+log = logging.getLogger(__name__)
 
 OFFSET_SYNCS_RETENTION_MS = 7 * 24 * 3600 * 1000
 OFFSET_SYNCS_CONFIG = {"cleanup.policy": "delete", "retention.ms": str(OFFSET_SYNCS_RETENTION_MS)}

@@ -31,6 +31,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from replication.config import FlowConfig
 from replication.errors import ReplicationError, named_refusal
+from replication.kafka import positions
 from replication.kafka.clients import ClientFactory
 from replication.kafka.diagnosis import probe
 from replication.kafka.internaltopics import (
@@ -43,9 +44,8 @@ from replication.kafka.internaltopics import (
 )
 from replication.kafka.topicsync import TopicSync, effective_replication_factor
 from replication.mm2.policy import HEARTBEATS_TOPIC
-from replication.task import positions
 
-log = logging.getLogger("replication.provisioning")
+log = logging.getLogger(__name__)
 DEADLINE_SECONDS = 60.0
 
 

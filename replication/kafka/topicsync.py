@@ -31,7 +31,7 @@ from replication.errors import named_refusal
 from replication.mm2.filters import TopicFilter
 from replication.mm2.policy import is_heartbeats_topic
 
-log = logging.getLogger("replication.topics")
+log = logging.getLogger(__name__)
 TIMEOUT = 30.0
 MAX_TOPIC_NAME = 249  # Kafka's limit
 # A heartbeat's arrival in a cluster is the moment the broker appended it there: the latency and topology reports

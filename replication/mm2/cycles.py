@@ -15,8 +15,13 @@ from bisect import insort
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from replication.config import POLICIES
-from replication.mm2.policy import DefaultReplicationPolicy, IdentityReplicationPolicy, ReplicationPolicy, is_cycle
+from replication.mm2.policy import (
+    POLICIES,
+    DefaultReplicationPolicy,
+    IdentityReplicationPolicy,
+    ReplicationPolicy,
+    is_cycle,
+)
 
 PROBE_TOPIC = "mirrorplane-probe"
 MAX_PATHS = 10_000  # flow graphs are small; this bounds the work on a pathological one

@@ -8,9 +8,46 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Protocol
 
-from replication.config import FlowConfig, compile_patterns
-from replication.mm2.policy import is_cycle, is_heartbeats_topic, is_internal_topic
+from replication.mm2.policy import ReplicationPolicy, is_cycle, is_heartbeats_topic, is_internal_topic
+from replication.mm2.properties import ConfigError
+
+
+class _Cluster(Protocol):
+    @property
+    def alias(self) -> str: ...
+
+
+class FilterConfig(Protocol):
+    """What the filters read of a flow's config, by MM2's property names (``topics``, ``topics.exclude``, ...):
+    FlowConfig is one. The filters are MM2's vocabulary and know no more of the runtime's config than this."""
+
+    @property
+    def source(self) -> _Cluster: ...
+    @property
+    def target(self) -> _Cluster: ...
+    @property
+    def topics(self) -> tuple[str, ...]: ...
+    @property
+    def topics_exclude(self) -> tuple[str, ...]: ...
+    @property
+    def groups(self) -> tuple[str, ...]: ...
+    @property
+    def groups_exclude(self) -> tuple[str, ...]: ...
+    def policy(self) -> ReplicationPolicy: ...
+
+
+def compile_patterns(name: str, patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One anchored regex from MM2's comma-separated list; ConfigError names the property when one is invalid."""
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ConfigError(name, f"invalid regular expression {pattern!r}: {exc}") from None
+    if not patterns:
+        return re.compile(r"(?!)")  # matches nothing
+    return re.compile("|".join(f"(?:{p})" for p in patterns))
 
 
 class _Patterns:
@@ -27,7 +64,7 @@ class _Patterns:
 class TopicFilter:
     """The source topics a flow replicates (MM2's `shouldReplicateTopic`)."""
 
-    def __init__(self, flow: FlowConfig) -> None:
+    def __init__(self, flow: FilterConfig) -> None:
         self._patterns = _Patterns("topics", flow.topics, flow.topics_exclude)
         self._policy = flow.policy()
         self._target_alias = flow.target.alias
@@ -54,11 +91,11 @@ class TopicFilter:
 NOTHING_MATCHED = "the topics filter matches no source topic"
 
 
-def nothing_matched(flow: FlowConfig, replicated: Iterable[str], listed: int) -> str | None:
+def nothing_matched(flow: FilterConfig, replicated: Iterable[str], listed: int) -> str | None:
     """A warning when the flow replicates no topic but heartbeats: a filter that silently matches nothing.
 
     A common cause is a properties file: Java properties rules turn `\\d` into `d`, so `orders-\\d+` arrives
-    as `orders-d+` (replication.mm2.config reads files that way, as MM2 does), and a regex backslash must be
+    as `orders-d+` (replication.config.mm2properties reads files that way, as MM2 does), and a regex backslash must be
     written twice there.
     """
     policy = flow.policy()
@@ -75,7 +112,7 @@ def nothing_matched(flow: FlowConfig, replicated: Iterable[str], listed: int) ->
 class GroupFilter:
     """The consumer groups whose offsets a flow checkpoints (MM2's `shouldReplicateGroup`)."""
 
-    def __init__(self, flow: FlowConfig) -> None:
+    def __init__(self, flow: FilterConfig) -> None:
         self._patterns = _Patterns("groups", flow.groups, flow.groups_exclude)
         self._decisions: dict[str, bool] = {}
 

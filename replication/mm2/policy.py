@@ -90,6 +90,23 @@ class IdentityReplicationPolicy(DefaultReplicationPolicy):
         return topic
 
 
+# `replication.policy.class` values, short and fully qualified, and the policy each one names.
+POLICIES = {
+    "DefaultReplicationPolicy": "default",
+    "org.apache.kafka.connect.mirror.DefaultReplicationPolicy": "default",
+    "IdentityReplicationPolicy": "identity",
+    "org.apache.kafka.connect.mirror.IdentityReplicationPolicy": "identity",
+}
+
+
+def replication_policy(policy_class: str, source_alias: str, separator: str) -> ReplicationPolicy:
+    """The policy ``replication.policy.class`` names, for a flow out of ``source_alias``; a FlowConfig's ``policy()``,
+    for a reader that has the flow's fields but not its whole config (the sampler, over every flow every tick)."""
+    if POLICIES[policy_class] == "identity":
+        return IdentityReplicationPolicy(source_alias, separator)
+    return DefaultReplicationPolicy(separator)
+
+
 def _looks_like_heartbeats(topic: str, separator: str) -> bool:
     return topic == HEARTBEATS_TOPIC or topic.endswith(separator + HEARTBEATS_TOPIC)
 

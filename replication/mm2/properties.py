@@ -7,7 +7,15 @@ from collections.abc import Iterator
 
 import javaproperties
 
-from replication.config import ConfigError
+
+class ConfigError(ValueError):
+    """A flow property that is unknown or malformed; the message starts with the property's MM2 name."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(f"{name}: {reason}")
+        self.property_name = name
+        self.reason = reason
+
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _WHITESPACE = " \t\f"

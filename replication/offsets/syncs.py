@@ -44,9 +44,9 @@ from replication.kafka.internaltopics import (
     offset_syncs_topic,
 )
 from replication.mm2.records import OffsetSync
-from replication.task.partitionstate import PartitionState, Run, Sweep
+from replication.offsets.partitionstate import PartitionState, Run, Sweep
 
-log = logging.getLogger("replication.offsetsyncs")
+log = logging.getLogger(__name__)
 EPOCH_HEADER = "mirrorplane.offset-sync"
 EPOCH_START = b"epoch-start"
 # Every other sync Mirrorplane writes: the one-for-one rule between it and the next holds. MirrorMaker 2's syncs carry

@@ -12,7 +12,7 @@ from replication.kafka.internaltopics import TopicTail, offset_syncs_cluster, of
 from replication.mm2.records import OffsetSync, RecordFormatError
 from replication.offsets.syncs import EPOCH_HEADER, EPOCH_START
 
-log = logging.getLogger("replication.offsetsyncstore")
+log = logging.getLogger(__name__)
 
 
 class _PartitionSyncs:

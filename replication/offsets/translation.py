@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from confluent_kafka import Consumer, TopicPartition
 
 from replication.config import FlowConfig
-from replication.emitters.checkpoints import group_offsets, read_checkpoints
 from replication.kafka.clients import ClientFactory
 from replication.kafka.internaltopics import TopicTail, flow_checkpoints_topic
 from replication.mm2.filters import TopicFilter
 from replication.mm2.records import latest_checkpoints
+from replication.offsets.checkpoints import group_offsets, read_checkpoints
 from replication.offsets.syncstore import OffsetSyncReader, OffsetSyncStore
 
 SYNC = "sync"

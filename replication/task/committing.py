@@ -10,16 +10,14 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
-from replication.config import FlowConfig
 from replication.errors import AclRefusedError, ReplicationError, missing_acl
-from replication.metrics.registry import MetricsRegistry
-from replication.task import positions
-from replication.task.faults import FaultReporter
+from replication.kafka import positions
+from replication.offsets.partitionstate import SETTLED_SWEEP_SECONDS, PartitionState, Sweep, TaskListener
+from replication.task.context import TaskContext
 from replication.task.handlers import RecordHandler
-from replication.task.partitionstate import SETTLED_SWEEP_SECONDS, PartitionState, Sweep, TaskListener
 from replication.task.producing import BatchProducer
 
-log = logging.getLogger("replication.engine")  # the task's own log, as operators know it
+log = logging.getLogger(__name__)
 DuePositions = list[tuple[positions.TopicPartitionKey, positions.Position]]
 
 
@@ -34,23 +32,15 @@ class PositionCommitter:
     """
 
     def __init__(
-        self,
-        flow: FlowConfig,
-        task_id: int,
-        metrics: MetricsRegistry,
-        producer: BatchProducer,
-        consumer: Consumer,
-        faults: FaultReporter,
-        positions_topic: str,
-        listener: TaskListener,
+        self, context: TaskContext, producer: BatchProducer, consumer: Consumer, listener: TaskListener
     ) -> None:
-        self.flow = flow
-        self.task_id = task_id
-        self.metrics = metrics
+        self.flow = context.flow
+        self.task_id = context.task_id
+        self.metrics = context.metrics
         self.producer = producer
         self.consumer = consumer
-        self.faults = faults
-        self.positions_topic = positions_topic
+        self.faults = context.faults
+        self.positions_topic = context.positions_topic
         self.listener = listener
         self.states: dict[positions.TopicPartitionKey, PartitionState] = {}
         self.txn_started: float | None = None  # when the open transaction began (exactly once)

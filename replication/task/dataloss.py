@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from replication.config import FlowConfig
-from replication.task.partitionstate import PartitionState
-from replication.task.positions import Position
+from replication.kafka.positions import Position
+from replication.offsets.partitionstate import PartitionState
 
 
 class DataLossError(RuntimeError):

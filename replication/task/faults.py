@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import logging
-import time
 
 from confluent_kafka import KafkaError
 
 from replication.config import FlowConfig
 from replication.metrics.registry import MetricsRegistry
 from replication.task.dataloss import DataLossError
-from replication.task.producing import BatchProducer
 from replication.task.resume import ResumeMismatch
 
-log = logging.getLogger("replication.engine")  # the task's own log, as operators know it
+log = logging.getLogger(__name__)
 
 
 class FaultReporter:
@@ -50,11 +48,9 @@ class FaultReporter:
         self.warning = warning
         self.metrics.set_warning(self.flow.name, self.task_id, warning)
 
-    def check_stall(self, producer: BatchProducer, stall_seconds: float) -> None:
-        # The producer times acknowledgements on the monotonic clock, whatever clock the task was given.
-        stalled = producer.stalled_for(time.monotonic())
+    def check_stall(self, stalled: float, outstanding: int, stall_seconds: float) -> None:
+        """Report a target that has not acknowledged for ``stalled`` seconds, with ``outstanding`` runs in flight."""
         if stalled >= stall_seconds:
-            outstanding = producer.outstanding
             self.report(f"target has not acknowledged for {stalled:.0f}s ({outstanding} runs in flight)")
 
     def source_error(self, err: KafkaError) -> None:

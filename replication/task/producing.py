@@ -11,17 +11,15 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
-from replication.config import FlowConfig
 from replication.errors import AclRefusedError, ReplicationError, missing_acl
-from replication.kafka.clients import ClientFactory
-from replication.metrics.registry import MetricsRegistry
 from replication.mm2.records import provenance_add, provenance_contains
+from replication.offsets.partitionstate import PartitionState, Run
+from replication.task.context import TaskContext
 from replication.task.handlers import Headers, OutRecord, RecordHandler
-from replication.task.partitionstate import PartitionState, Run
 
 PURGED = (KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT)
 FATAL_DETAIL_WAIT_SECONDS = 3.0  # at most, for the delivery report that tells why a fatal error came
-log = logging.getLogger("replication.producing")
+log = logging.getLogger(__name__)
 States = dict[tuple[str, int], PartitionState]
 Callback = Callable[[KafkaError | None, Message], None]
 # Records on the hot path are typed Any: the stubs make offset()/partition() Optional, and a None check per
@@ -52,17 +50,11 @@ class BatchProducer:
     `replicate` tells it which positions each batch consumed (exactly once, what the open transaction covers).
     """
 
-    def __init__(
-        self,
-        clients: ClientFactory,
-        flow: FlowConfig,
-        metrics: MetricsRegistry,
-        task_id: int,
-        on_run_acked: Callable[[Run, int], None] = _ignore_run,
-    ) -> None:
-        self.client: Producer = clients.task_producer(flow, task_id, error_cb=self.error_cb)
+    def __init__(self, context: TaskContext, on_run_acked: Callable[[Run, int], None] = _ignore_run) -> None:
+        flow, task_id = context.flow, context.task_id
+        self.client: Producer = context.clients.task_producer(flow, task_id, error_cb=self.error_cb)
         self.flow = flow
-        self.metrics = metrics
+        self.metrics = context.metrics
         self.task_id = task_id
         self.failure: str | None = None
         self.refused: str | None = None  # the ACL whose want made the target refuse a send (`missing_acl`)

@@ -26,16 +26,17 @@ from dataclasses import dataclass
 from confluent_kafka import Consumer, IsolationLevel, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
+from replication.clientlog import logged
 from replication.config import FlowConfig
-from replication.kafka.clientlog import logged
-from replication.kafka.clients import ClientFactory, position_reader_config
+from replication.kafka.clients import position_reader_config
+from replication.kafka.positions import Position
+from replication.offsets.partitionstate import PartitionState, Run
+from replication.task.context import TaskContext
 from replication.task.dataloss import DataLossError, target_truncated
 from replication.task.faults import FaultReporter
-from replication.task.partitionstate import PartitionState, Run
-from replication.task.positions import Position
 from replication.task.resume import Outgoing, Verified, Window, WindowVerifier
 
-log = logging.getLogger("replication.engine")  # the task's own log, as operators know it
+log = logging.getLogger(__name__)
 RemotePartition = tuple[str, int]
 
 
@@ -170,19 +171,11 @@ class Resumer:
     and facts of a restart cover them as the crashed task would have.
     """
 
-    def __init__(
-        self,
-        flow: FlowConfig,
-        task_id: int,
-        clients: ClientFactory,
-        faults: FaultReporter,
-        run_acked: Callable[[Run, int], None],
-        timeout: float = 120.0,
-    ) -> None:
-        self.flow = flow
-        self.task_id = task_id
-        self.clients = clients
-        self.faults = faults
+    def __init__(self, context: TaskContext, run_acked: Callable[[Run, int], None], timeout: float = 120.0) -> None:
+        self.flow = context.flow
+        self.task_id = context.task_id
+        self.clients = context.clients
+        self.faults = context.faults
         self.run_acked = run_acked
         self.timeout = timeout
 

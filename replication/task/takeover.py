@@ -22,11 +22,13 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from replication.clientlog import logged
 from replication.config import FlowConfig
 from replication.errors import LEADER_NOT_READY
-from replication.kafka.clientlog import logged
+from replication.kafka import positions
 from replication.kafka.clients import internal_consumer_config, internal_producer_config
 from replication.kafka.internaltopics import COMPACTED_CONFIG, ensure_topic, offset_syncs_cluster, offset_syncs_topic
+from replication.kafka.positions import Position
 from replication.mm2.records import OffsetSync, RecordFormatError
 from replication.mm2.takeover import (
     OffsetRecordError,
@@ -36,10 +38,8 @@ from replication.mm2.takeover import (
     offsets_storage_topic,
     plan,
 )
-from replication.task import positions
-from replication.task.positions import Position
 
-log = logging.getLogger("replication.takeover")
+log = logging.getLogger(__name__)
 TIMEOUT = 30.0
 
 

@@ -17,7 +17,8 @@ from replication.facts.lake import prune, write_rows
 from replication.facts.writer import FACTS_SCHEMA, FactsWriter, facts_sink, facts_writer, hop_path
 from replication.metrics.registry import MetricsRegistry
 from replication.mm2.policy import DefaultReplicationPolicy
-from replication.task.partitionstate import PartitionState, Run
+from replication.offsets.partitionstate import PartitionState, Run
+from replication.task.context import TaskContext
 from replication.task.producing import BatchProducer
 from replication.task.replicationtask import ReplicationTask
 from tests.analytics.factgen import T0, fact
@@ -42,7 +43,7 @@ def _acked_runs(batches: list[list[FakeMessage]], between: Any = None) -> list[t
     clients = FakeClients()
     acked: list[tuple[Run, int]] = []
     on_run_acked = lambda run, downstream: acked.append((run, downstream))  # noqa: E731
-    producer = BatchProducer(clients, flow(), MetricsRegistry(), 0, on_run_acked)  # type: ignore[arg-type]
+    producer = BatchProducer(TaskContext.create(flow(), 0, MetricsRegistry(), clients), on_run_acked)  # type: ignore[arg-type]
     state = PartitionState("orders", 0, "us-west.orders", acked_next=0, stored_next=0)
     for batch in batches:
         producer.replicate(batch, {("orders", 0): state}, None, lambda m: None)  # type: ignore[arg-type]

@@ -34,7 +34,7 @@ from controlplane.clusters.models import Cluster
 from controlplane.flows import mirror, offsets
 from controlplane.flows.models import Flow
 from controlplane.wsgi import application
-from replication.mm2.mirrorclient import MirrorClient
+from replication.offsets.mirrorclient import MirrorClient
 from tests.support.fuzz import often_an_existing_id, often_existing_aliases
 
 # The seeded admin's token secret, set by the `seeded` fixture.

@@ -22,8 +22,8 @@ from confluent_kafka.admin import (
 
 from localkafka import LocalKafka
 from localkafka.security import ADMIN, REPLICATOR
+from replication.config.mm2properties import load_flows
 from replication.kafka.acls import flow_grants
-from replication.mm2.config import load_flows
 from replication.mm2.properties import parse_properties
 from tests.integration.test_least_privilege import PRINCIPAL, SOURCE, TARGET
 from tests.support.kafka import admin as kafka_admin

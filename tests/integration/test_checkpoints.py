@@ -19,11 +19,12 @@ from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, To
 from confluent_kafka.admin import AdminClient
 
 from replication.config import ClusterConfig, FlowConfig
-from replication.emitters.checkpoints import CheckpointEmitter, read_checkpoints
+from replication.emitters.checkpoints import CheckpointEmitter
 from replication.emitters.periodic import CheckpointSchedule, run_periodically
 from replication.kafka.clients import ClientFactory, ErrorCallback
 from replication.kafka.internaltopics import TopicTail
 from replication.metrics.registry import MetricsRegistry
+from replication.offsets.checkpoints import read_checkpoints
 from replication.task.replicationtask import ReplicationTask
 from tests.support.kafka import admin, create_topic, end_offsets, unique_topic, wait_until
 from tests.support.replication import make_flow, produce_known

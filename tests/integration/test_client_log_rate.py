@@ -11,7 +11,7 @@ import time
 
 from confluent_kafka import Consumer
 
-from replication.kafka.clientlog import LIBRDKAFKA_LOG
+from replication.clientlog import LIBRDKAFKA_LOG
 
 CLIENTS = 20
 PERIOD_SECONDS = 10.0

@@ -14,7 +14,7 @@ import pytest
 
 from replication.errors import ReplicationError
 from replication.kafka.clients import position_reader_config
-from replication.task.positions import load, positions_topic
+from replication.kafka.positions import load, positions_topic
 from tests.support.kafka import consume_to_end, create_topic, end_offsets, unique_topic, wait_until
 from tests.support.replication import (
     drive,

@@ -21,9 +21,9 @@ from localkafka.manager import default_cache_dir
 from replication.config import ClusterConfig
 from replication.emitters.heartbeats import HeartbeatEmitter
 from replication.kafka.provisioning import provision_flow
-from replication.mm2.mirrorclient import MirrorClient
 from replication.mm2.policy import DefaultReplicationPolicy
 from replication.mm2.records import Heartbeat
+from replication.offsets.mirrorclient import MirrorClient
 from tests.support.kafka import create_topic, topic_partitions
 from tests.support.replication import drive, drive_for, make_flow, new_task
 from tests.support.translation import read_partition

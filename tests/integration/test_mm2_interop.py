@@ -30,7 +30,7 @@ from localkafka.mirrormaker2 import MirrorMaker2, dedicated_properties
 from replication.__main__ import main
 from replication.config import ClusterConfig
 from replication.emitters.checkpoints import CheckpointEmitter
-from replication.mm2.mirrorclient import MirrorClient
+from replication.offsets.mirrorclient import MirrorClient
 from replication.offsets.syncstore import OffsetSyncReader
 from replication.offsets.translation import translate_downstream
 from tests.support.failover import exactness, read_rest, values_from

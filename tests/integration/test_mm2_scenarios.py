@@ -36,9 +36,9 @@ from confluent_kafka.admin import (
 )
 
 from replication.config import ClusterConfig
-from replication.mm2.mirrorclient import MirrorClient
 from replication.mm2.policy import IdentityReplicationPolicy
 from replication.mm2.records import Checkpoint, Heartbeat, OffsetSync
+from replication.offsets.mirrorclient import MirrorClient
 from tests.support.failover import group_member
 from tests.support.kafka import admin, consume_to_end, create_topic, end_offsets, topic_partitions, wait_until
 from tests.support.replication import start_replicator

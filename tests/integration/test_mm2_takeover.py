@@ -16,7 +16,7 @@ from controlplane.core.permissions import ADMIN
 from controlplane.flows import services
 from controlplane.flows.models import Flow
 from localkafka.mirrormaker2 import MirrorMaker2, dedicated_properties, offsets_storage_topic, properties_text
-from replication.mm2.config import load_file
+from replication.config.mm2properties import load_file
 from replication.mm2.properties import parse_properties
 from replication.mm2.records import Checkpoint
 from replication.mm2.takeover import committed_positions

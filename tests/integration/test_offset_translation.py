@@ -19,7 +19,7 @@ from confluent_kafka import KafkaError, Producer
 
 from replication.config import FlowConfig
 from replication.emitters.checkpoints import CheckpointEmitter
-from replication.mm2.mirrorclient import MirrorClient
+from replication.offsets.mirrorclient import MirrorClient
 from replication.offsets.syncstore import OffsetSyncReader
 from replication.offsets.translation import SYNC, OffsetTranslator
 from tests.support.kafka import create_topic, end_offsets, small_segment_config, unique_topic
@@ -313,7 +313,7 @@ def test_after_a_restart_that_replicates_again_groups_resume_at_the_newest_copy(
 ) -> None:
     from confluent_kafka import Producer
 
-    from replication.task import positions as position_store
+    from replication.kafka import positions as position_store
 
     topic = unique_topic("again")
     src, dst = kafka_clusters["us-west"], kafka_clusters["us-east"]
@@ -342,7 +342,7 @@ def test_after_a_restart_that_replicates_again_groups_resume_at_the_newest_copy(
 
 
 def _position(next_offset: int, hw: int) -> object:
-    from replication.task.positions import Position
+    from replication.kafka.positions import Position
 
     return Position(next_offset, hw)
 

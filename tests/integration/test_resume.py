@@ -10,8 +10,8 @@ from confluent_kafka import Producer
 
 from replication.config import FlowConfig
 from replication.kafka.clients import position_reader_config
+from replication.kafka.positions import Position, load, positions_topic
 from replication.metrics.registry import MetricsRegistry
-from replication.task.positions import Position, load, positions_topic
 from replication.task.replicationtask import ReplicationTask
 from tests.integration.test_offset_translation import check_every_position
 from tests.support.kafka import consume_to_end, create_topic, end_offsets, unique_topic

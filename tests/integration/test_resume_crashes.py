@@ -20,7 +20,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
 from replication.kafka.clients import position_reader_config
-from replication.task.positions import load, positions_topic
+from replication.kafka.positions import load, positions_topic
 from tests.support.handlers import dropped_by_value
 from tests.support.kafka import (
     admin,

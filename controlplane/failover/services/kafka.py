@@ -21,7 +21,7 @@ from confluent_kafka.admin import (
 from controlplane.clusters.models import Cluster
 from controlplane.clusters.services import client_settings, connectivity_check
 from controlplane.flows.services import cluster_config
-from replication.kafka.clientlog import logged
+from replication.clientlog import logged
 from replication.kafka.clients import ClientFactory
 from replication.offsets.groupoffsets import ConsumerGroups, Partition
 

@@ -35,8 +35,8 @@ from controlplane.clusters.reads import reading
 from controlplane.flows.models import Flow
 from controlplane.flows.services import flow_config
 from controlplane.monitoring.models import FlowObservation
-from replication.emitters.checkpoints import GroupOffset, group_offsets
 from replication.mm2.filters import GroupFilter, TopicFilter
+from replication.offsets.checkpoints import GroupOffset, group_offsets
 
 MAX_SCANNED = 200
 T = TypeVar("T")

@@ -25,9 +25,9 @@ from controlplane.flows.models import Flow
 from controlplane.flows.services import cluster_config, flow_config
 from controlplane.monitoring.models import ClusterObservation, FlowObservation
 from controlplane.monitoring.services import readers, stopped
-from replication.emitters.checkpoints import group_offsets
 from replication.mm2.filters import TopicFilter
 from replication.mm2.records import Checkpoint
+from replication.offsets.checkpoints import group_offsets
 
 log = logging.getLogger(__name__)
 M = TypeVar("M", bound=Model)

@@ -11,12 +11,13 @@ from collections.abc import Iterable
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from replication.config import ClusterConfig
-from replication.emitters.checkpoints import read_checkpoints
 from replication.kafka.clients import ClientFactory
 from replication.kafka.internaltopics import TopicTail
-from replication.mm2 import mirrorclient, records
+from replication.mm2 import records
 from replication.mm2.policy import DefaultReplicationPolicy, checkpoints_topic, is_heartbeats_topic
 from replication.mm2.records import Checkpoint, Heartbeat, LatestCheckpoints, RecordFormatError
+from replication.offsets import mirrorclient
+from replication.offsets.checkpoints import read_checkpoints
 
 READ_TIMEOUT = 10.0
 POLICY = DefaultReplicationPolicy()  # MirrorClient's: a cluster's heartbeat topics are named by the default policy

@@ -30,9 +30,9 @@ from controlplane.orchestration.services.leases import holds_live_lease
 from controlplane.orchestration.services.reports import BATCH
 from controlplane.orchestration.taskstatus import compact, expand
 from replication.config import FlowConfig
+from replication.kafka import positions
 from replication.kafka.clients import position_reader_config
 from replication.mm2.policy import is_heartbeats_topic, is_internal_topic
-from replication.task import positions
 from replication.task.dataloss import check_start
 
 log = logging.getLogger(__name__)

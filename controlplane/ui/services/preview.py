@@ -13,8 +13,8 @@ from controlplane.clusters.models import Cluster
 from controlplane.clusters.services import client_settings
 from controlplane.flows import validation
 from controlplane.flows.models import Flow
+from replication.clientlog import logged
 from replication.config import ClusterConfig, FlowConfig
-from replication.kafka.clientlog import logged
 from replication.mm2.cycles import Edge, FlowGraph, describe
 from replication.mm2.filters import TopicFilter, nothing_matched
 from replication.mm2.policy import is_cycle, is_heartbeats_topic, is_internal_topic

@@ -17,7 +17,7 @@ from controlplane.clusters.models import Cluster
 from controlplane.flows.mm2import import NO_FLOWS
 from controlplane.flows.models import Flow
 from replication.config import ClusterConfig, FlowConfig
-from replication.mm2.config import load_flows
+from replication.config.mm2properties import load_flows
 from replication.mm2.properties import parse_properties
 
 Api = Callable[[str | None], APIClient]

@@ -22,9 +22,9 @@ from controlplane.monitoring.services.stopped import stopped_lag
 from controlplane.orchestration.choices import TaskState
 from controlplane.orchestration.models import TaskAssignment
 from controlplane.orchestration.services.reports import Reporter
+from replication.kafka import positions
 from replication.kafka.internaltopics import COMPACTED_CONFIG, ensure_topic
 from replication.metrics.registry import MetricsRegistry
-from replication.task import positions
 from tests.support.kafka import admin, create_topic, end_offsets, unique_topic
 from tests.support.replication import produce_known
 

@@ -187,7 +187,7 @@ def test_a_task_the_target_refuses_is_started_again_until_granted_and_the_refusa
             raise outcome
 
     monkeypatch.setattr(runner, "run_task", run_task)
-    with caplog.at_level(logging.INFO, logger="replication.runner"):
+    with caplog.at_level(logging.INFO, logger="replication.cli.runner"):
         runner.run_refusing(flow(), 0, {}, threading.Event(), backoff=(0.05, 0.1))
     assert len(starts) == 3 and outcomes == []
     assert starts[2] - starts[1] >= 0.1 - 0.01  # the wait doubled, up to its most

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from replication.clientlog import LIBRDKAFKA_LOG
 from replication.facts import heartbeats
 from replication.facts.heartbeats import HeartbeatCollector
-from replication.kafka.clientlog import LIBRDKAFKA_LOG
 
 
 @dataclass

@@ -59,7 +59,7 @@ import confluent_kafka
 import confluent_kafka.admin as kadmin
 from confluent_kafka import Consumer as C, Producer
 from confluent_kafka.admin import AdminClient
-from replication.kafka.clientlog import logged
+from replication.clientlog import logged
 
 Producer(logged({}))
 AdminClient(logged(config))

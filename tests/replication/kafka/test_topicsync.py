@@ -89,7 +89,7 @@ def test_an_unanswered_create_topics_is_awaited_in_the_metadata_not_fatal(caplog
     source, target = _Admin({f"t{n:03d}": 2 for n in range(150)}), _SlowController()
     sync = TopicSync(flow(sync_topic_configs_enabled=False), source, target)  # type: ignore[arg-type]
     sync.create_timeout = 0.05
-    with caplog.at_level(logging.WARNING, "replication.topics"):
+    with caplog.at_level(logging.WARNING, "replication.kafka.topicsync"):
         sync.ensure_remote_topics(sync.source_topics())
     assert [len(r) for r in target.requests] == [100, 50]
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from replication.config import ConfigError
-from replication.mm2.config import load_flows
+from replication.config.mm2properties import load_flows
 from replication.mm2.hosts import HostError, validate_bootstrap_servers, validate_host
 from replication.mm2.properties import parse_properties
 

@@ -16,8 +16,8 @@ import pytest
 from confluent_kafka import TopicPartition
 
 from replication.config import ClusterConfig, FlowConfig
+from replication.offsets.partitionstate import PartitionState, Run
 from replication.offsets.syncs import OffsetSyncEmitter
-from replication.task.partitionstate import PartitionState, Run
 from tests.support.fakes import FakeClients, store_of
 
 

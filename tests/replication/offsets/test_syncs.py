@@ -7,6 +7,7 @@ from confluent_kafka import TopicPartition
 from replication.config import ClusterConfig, FlowConfig
 from replication.kafka.internaltopics import offset_syncs_cluster, offset_syncs_topic
 from replication.mm2.records import OffsetSync
+from replication.offsets.partitionstate import PartitionState, Run
 from replication.offsets.syncs import (
     EPOCH_HEADER,
     EPOCH_START,
@@ -16,7 +17,6 @@ from replication.offsets.syncs import (
     stretches,
 )
 from replication.offsets.syncstore import OffsetSyncStore
-from replication.task.partitionstate import PartitionState, Run
 from tests.support.fakes import FakeClients, store_of, syncs_of
 
 

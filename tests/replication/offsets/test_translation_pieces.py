@@ -6,9 +6,9 @@ from replication.cli.offsets import format_csv, format_table
 from replication.emitters.checkpoints import advances
 from replication.emitters.groupsync import offsets_to_write
 from replication.emitters.periodic import CheckpointSchedule
-from replication.mm2.mirrorclient import replication_hops, upstream_clusters
 from replication.mm2.policy import DefaultReplicationPolicy
 from replication.mm2.records import Checkpoint
+from replication.offsets.mirrorclient import replication_hops, upstream_clusters
 from replication.offsets.translation import SYNC, TIMESTAMP, Translation
 
 

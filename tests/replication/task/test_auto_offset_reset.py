@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from replication.config.mm2properties import load_flows
 from replication.kafka.clients import consumer_config
-from replication.mm2.config import load_flows
+from replication.kafka.positions import Position
 from replication.mm2.properties import parse_properties
 from replication.task.dataloss import check_start
-from replication.task.positions import Position
 from replication.task.starting import plan_start
 from tests.replication.fakes import flow
 

@@ -9,10 +9,10 @@ from typing import Any
 from confluent_kafka import TopicPartition
 
 from replication.metrics.registry import MetricsRegistry
+from replication.offsets.partitionstate import PartitionState, TaskListeners
 from replication.task.committing import PositionCommitter
-from replication.task.faults import FaultReporter
-from replication.task.partitionstate import PartitionState, TaskListeners
-from tests.replication.fakes import flow
+from replication.task.context import TaskContext
+from tests.replication.fakes import FakeClients, flow
 
 
 class _Transactions:
@@ -42,13 +42,9 @@ def _committer(high: int, read_to: int | None) -> tuple[PositionCommitter, _Tran
     producer = SimpleNamespace(client=transactions, raise_if_failed=lambda: None)
     metrics = MetricsRegistry()
     committer = PositionCommitter(
-        config,
-        0,
-        metrics,
+        TaskContext.create(config, 0, metrics, FakeClients()),  # type: ignore[arg-type]
         producer,  # type: ignore[arg-type]
         _Consumer(high),  # type: ignore[arg-type]
-        FaultReporter(config, 0, metrics),
-        "positions",
         TaskListeners([]),
     )
     committer.track(state)
@@ -117,13 +113,9 @@ def _sweeping(
     config = flow()
     producer, consumer, now = _Producer(), _Watermarks(), [0.0]
     committer = PositionCommitter(
-        config,
-        0,
-        metrics,
+        TaskContext.create(config, 0, metrics, FakeClients()),  # type: ignore[arg-type]
         producer,  # type: ignore[arg-type]
         consumer,  # type: ignore[arg-type]
-        FaultReporter(config, 0, metrics),
-        "positions",
         TaskListeners([]),
     )
     committer.clock = lambda: now[0]

@@ -19,12 +19,12 @@ def test_a_config_sync_without_an_answer_is_a_reported_fault_and_is_tried_again_
     metrics, now = MetricsRegistry(), [100.0]
     task = ReplicationTask(config, clients=FakeClients(), metrics=metrics, clock=lambda: now[0])  # type: ignore[arg-type]
     synced: list[list[str]] = []
-    task.topic_sync = SimpleNamespace(sync_configs=_unanswered, sync_acls=synced.append)  # type: ignore[assignment]
-    task._sync_configs_and_acls(["orders"])  # must not raise: it stopped a 10,000-partition flow's start
+    topic_sync = SimpleNamespace(sync_configs=_unanswered, sync_acls=synced.append)
+    task._sync_configs_and_acls(topic_sync, ["orders"])  # type: ignore[arg-type]  # must not raise: it stopped a 10,000-partition flow's start
     fault = metrics.snapshot()["flows"][config.name]["tasks"]["0"]["fault"]
     assert fault == "topic config and ACL sync failed: no answer in time"
     assert task._next_config_sync == 100.0 and synced == []  # due again at once, not in 600 s
 
-    task.topic_sync.sync_configs = lambda topics: []  # type: ignore[method-assign]
-    task._sync_configs_and_acls(["orders"])
+    topic_sync.sync_configs = lambda topics: []
+    task._sync_configs_and_acls(topic_sync, ["orders"])  # type: ignore[arg-type]
     assert task._next_config_sync == 700.0 and synced == [["orders"]]

@@ -12,7 +12,8 @@ from confluent_kafka import KafkaError
 from replication.errors import AclRefusedError, ReplicationError
 from replication.metrics.registry import MetricsRegistry
 from replication.mm2.records import PROVENANCE_HEADER
-from replication.task.partitionstate import PartitionState, Run
+from replication.offsets.partitionstate import PartitionState, Run
+from replication.task.context import TaskContext
 from replication.task.producing import BatchProducer
 from tests.replication.fakes import FakeClients, FakeMessage, FakeProducer, flow
 
@@ -23,7 +24,7 @@ def _setup(
     clients = FakeClients()
     config = flow(**overrides)
     acked = on_run_acked or (lambda run, downstream: None)
-    producer = BatchProducer(clients, config, MetricsRegistry(), 0, acked)  # type: ignore[arg-type]
+    producer = BatchProducer(TaskContext.create(config, 0, MetricsRegistry(), clients), acked)  # type: ignore[arg-type]
     remote = "orders" if overrides.get("replication_policy_class") else "us-west.orders"
     states = {("orders", p): PartitionState("orders", p, remote, acked_next=0, stored_next=0) for p in range(2)}
     return producer, clients.producer_instance, states

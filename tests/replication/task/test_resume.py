@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
+from replication.kafka.positions import Position, decode, encode
 from replication.metrics.registry import MetricsRegistry
 from replication.mm2.records import PROVENANCE_HEADER
+from replication.offsets.partitionstate import PartitionState
+from replication.task.context import TaskContext
 from replication.task.dataloss import DataLossError
-from replication.task.partitionstate import PartitionState
-from replication.task.positions import Position, decode, encode
 from replication.task.producing import BatchProducer
 from replication.task.resume import ResumeMismatch, Verified, Window, WindowVerifier, difference
 from replication.task.starting import plan_start
@@ -235,7 +236,7 @@ class _Handler:
 @pytest.mark.parametrize("handler", [None, _Handler()], ids=["no-handler", "handler"])
 def test_resume_sees_exactly_what_the_producer_sends(policy: str, handler: Any) -> None:
     clients = FakeClients()
-    producer = BatchProducer(clients, flow(replication_policy_class=policy), MetricsRegistry(), 0)  # type: ignore[arg-type]
+    producer = BatchProducer(TaskContext.create(flow(replication_policy_class=policy), 0, MetricsRegistry(), clients))  # type: ignore[arg-type]
     remote = "orders" if policy.startswith("Identity") else REMOTE
     states = {("orders", 0): PartitionState("orders", 0, remote, acked_next=0, stored_next=0)}
     msgs = _source(list(range(9)))

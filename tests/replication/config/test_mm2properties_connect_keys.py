@@ -8,7 +8,7 @@ import logging
 import pytest
 
 from replication.config import ConfigError, FlowConfig
-from replication.mm2.config import load_flows
+from replication.config.mm2properties import load_flows
 from replication.mm2.properties import parse_properties
 
 # The shape of MM2's integration tests' properties (MirrorConnectorsIntegrationBaseTest, ...ExactlyOnceTest).
@@ -78,7 +78,7 @@ def test_a_cluster_worker_setting_out_of_bounds_is_named_as_written() -> None:
 
 def test_keys_without_effect_are_logged_once_each_as_written_with_the_reason(caplog: pytest.LogCaptureFixture) -> None:
     notes: list[tuple[str, str]] = []
-    with caplog.at_level(logging.INFO, logger="replication.mm2.config"):
+    with caplog.at_level(logging.INFO, logger="replication.config.mm2properties"):
         load(PRIMARY_BACKUP + INTEGRATION_TEST_KEYS + "primary->backup.offset.lag.max = 10\n", notes)
     assert [key for key, _ in notes] == [
         "max.tasks",
@@ -177,7 +177,7 @@ def test_a_target_clusters_exactly_once_source_support_covers_the_flows_into_it_
 
 @pytest.mark.parametrize("value", ["preparing", "disabled"])
 def test_preparing_and_disabled_mean_at_least_once(value: str, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.INFO, logger="replication.mm2.config"):
+    with caplog.at_level(logging.INFO, logger="replication.config.mm2properties"):
         assert exactly_once(f"exactly.once.source.support = {value}") == {
             "primary->backup": False,
             "backup->primary": False,

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-LIBRDKAFKA_LOG = logging.getLogger("replication.librdkafka")
+LIBRDKAFKA_LOG = logging.getLogger(__name__)
 LINES_PER_SECOND = 10
 REMINDER_SECONDS = 300.0
 # librdkafka's lines name the thread they come from: a broker's ("[thrd:host:9092/1]: ...") or the client's own.

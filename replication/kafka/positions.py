@@ -22,8 +22,8 @@ from typing import Any
 from confluent_kafka import Consumer, IsolationLevel, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
+from replication.clientlog import logged
 from replication.errors import LEADER_NOT_READY
-from replication.kafka.clientlog import logged
 
 TopicPartitionKey = tuple[str, int]
 

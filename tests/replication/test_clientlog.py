@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from replication.kafka.clientlog import RateLimitFilter, StateChangeFilter
+from replication.clientlog import RateLimitFilter, StateChangeFilter
 
 
 class Clock:
@@ -16,7 +16,7 @@ class Clock:
 
 
 def record(message: str = "FAIL Connect to ipv4#127.0.0.1:1 failed: Connection refused") -> logging.LogRecord:
-    return logging.LogRecord("replication.librdkafka", logging.ERROR, __file__, 1, message, None, None)
+    return logging.LogRecord("replication.clientlog", logging.ERROR, __file__, 1, message, None, None)
 
 
 def test_it_lets_through_a_fixed_number_of_lines_a_second_and_counts_the_rest() -> None:
@@ -44,7 +44,7 @@ def test_a_quiet_logger_loses_nothing() -> None:
 def librdkafka_line(text: str, client: str = "rdkafka#consumer-1", facility: str = "FAIL") -> logging.LogRecord:
     """A line as confluent-kafka logs it: ("%s [%s] %s", facility, client name, text)."""
     return logging.LogRecord(
-        "replication.librdkafka", logging.ERROR, __file__, 1, "%s [%s] %s", (facility, client, text), None
+        "replication.clientlog", logging.ERROR, __file__, 1, "%s [%s] %s", (facility, client, text), None
     )
 
 

@@ -26,7 +26,7 @@ from os import PathLike
 from typing import Any
 
 from replication.config import PROPERTIES, ClusterConfig, ConfigError, FlowConfig, Property, check_value
-from replication.kafka.clients import settings_error
+from replication.config.clientsettings import settings_error
 from replication.mm2 import hosts
 from replication.mm2.properties import parse_properties, property_line
 

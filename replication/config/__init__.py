@@ -7,19 +7,17 @@ The control plane builds this from a Flow row; the standalone CLI builds it from
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, get_origin, get_type_hints
 
-from replication.mm2.policy import (
-    DefaultReplicationPolicy,
-    IdentityReplicationPolicy,
-    PolicyError,
-    ReplicationPolicy,
-    validate_alias,
-    validate_separator,
-)
+# ConfigError, compile_patterns, POLICIES and replication_policy are MM2's vocabulary, defined in mm2 and named
+# here too, where the control plane reads a flow's config.
+from replication.mm2.filters import compile_patterns as compile_patterns
+from replication.mm2.policy import POLICIES as POLICIES
+from replication.mm2.policy import PolicyError, ReplicationPolicy, validate_alias, validate_separator
+from replication.mm2.policy import replication_policy as replication_policy
+from replication.mm2.properties import ConfigError as ConfigError
 
 DEFAULT_TOPICS_EXCLUDE = (r".*[\-\.]internal", r".*\.replica", r"__.*")
 DEFAULT_GROUPS_EXCLUDE = (r"console-consumer-.*", r"connect-.*", r"__.*")
@@ -31,33 +29,6 @@ DEFAULT_CONFIG_PROPERTIES_EXCLUDE = (
     r"unclean\.leader\.election\.enable",
     r"min\.insync\.replicas",
 )
-POLICIES = {
-    "DefaultReplicationPolicy": "default",
-    "org.apache.kafka.connect.mirror.DefaultReplicationPolicy": "default",
-    "IdentityReplicationPolicy": "identity",
-    "org.apache.kafka.connect.mirror.IdentityReplicationPolicy": "identity",
-}
-
-
-class ConfigError(ValueError):
-    """A flow property that is unknown or malformed; the message starts with the property's MM2 name."""
-
-    def __init__(self, name: str, reason: str) -> None:
-        super().__init__(f"{name}: {reason}")
-        self.property_name = name
-        self.reason = reason
-
-
-def compile_patterns(name: str, patterns: tuple[str, ...]) -> re.Pattern[str]:
-    """One anchored regex from MM2's comma-separated list; ConfigError names the property when one is invalid."""
-    for pattern in patterns:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ConfigError(name, f"invalid regular expression {pattern!r}: {exc}") from None
-    if not patterns:
-        return re.compile(r"(?!)")  # matches nothing
-    return re.compile("|".join(f"(?:{p})" for p in patterns))
 
 
 @dataclass(frozen=True)
@@ -234,14 +205,6 @@ class FlowConfig:
 
     def replace(self, **changes: Any) -> FlowConfig:
         return dataclasses.replace(self, **changes)
-
-
-def replication_policy(policy_class: str, source_alias: str, separator: str) -> ReplicationPolicy:
-    """The policy ``replication.policy.class`` names, for a flow out of ``source_alias``; a FlowConfig's ``policy()``,
-    for a reader that has the flow's fields but not its whole config (the sampler, over every flow every tick)."""
-    if POLICIES[policy_class] == "identity":
-        return IdentityReplicationPolicy(source_alias, separator)
-    return DefaultReplicationPolicy(separator)
 
 
 def _properties() -> dict[str, Property]:

@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from confluent_kafka.admin import AdminClient
 
 from replication.config import ClusterConfig
-from replication.emitters.checkpoints import read_checkpoints
 from replication.kafka.clients import ClientFactory
 from replication.kafka.internaltopics import TIMEOUT, TopicTail
 from replication.mm2.policy import (
@@ -24,6 +23,7 @@ from replication.mm2.policy import (
     source_chain,
 )
 from replication.mm2.records import latest_checkpoints
+from replication.offsets.checkpoints import read_checkpoints
 
 
 def hops_for_topic(policy: ReplicationPolicy, topic: str, upstream: str) -> int:

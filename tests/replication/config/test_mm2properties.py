@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from replication.config import ClusterConfig, ConfigError, FlowConfig
-from replication.mm2.config import dump_flows, load_file, load_flows
+from replication.config.mm2properties import dump_flows, load_file, load_flows
 from replication.mm2.properties import parse_properties
 
 WEST = ClusterConfig("us-west", {"bootstrap.servers": "host1:9092"})
