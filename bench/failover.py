@@ -32,7 +32,7 @@ from bench.kafkaops import BenchError, Watermarks, delete_topics
 from bench.preload import KEEP_FOREVER, Dataset
 from bench.replicators import MirrorMaker2, Mirrorplane, Replicator, RunContext
 from replication.config import ClusterConfig
-from replication.mm2.mirrorclient import MirrorClient
+from replication.offsets.mirrorclient import MirrorClient
 
 STILL_S = 5.0  # checkpoints unchanged this long: the replicator has translated what it will
 CHECKPOINT_TIMEOUT_S = 180.0

@@ -1,6 +1,6 @@
 """Importing a MirrorMaker 2 properties file: every row validated first, then all of them written at once.
 
-Parsing is replication.mm2.config's; this module maps its FlowConfigs to Cluster and Flow rows with the API
+Parsing is replication.config.mm2properties'; this module maps its FlowConfigs to Cluster and Flow rows with the API
 serializers' own rules, so an import obeys exactly the rules of a POST or a PATCH. A cluster or flow of the file
 that exists is changed to the file's settings (a cluster only in the settings the file gives; its password is
 never compared or stored, see ``_Plan._existing``); each row is created, changed or unchanged (``mm2diff``).

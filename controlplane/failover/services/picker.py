@@ -1,7 +1,7 @@
 """The plan step's group picker: the source cluster's consumer groups that committed offsets in topics a flow
 replicates, with their state, their lag on those topics and how fresh the flow's checkpoints of them are.
 
-The selection is the checkpoint emitter's own (``replication.emitters.checkpoints.group_offsets`` with the flow's
+The selection is the checkpoint emitter's own (``replication.offsets.checkpoints.group_offsets`` with the flow's
 TopicFilter), so a group listed here is one whose offsets the flow can translate. A group the flow's groups filter
 leaves out is listed too, flagged, because the pre-flight would refuse it and the operator should see why.
 

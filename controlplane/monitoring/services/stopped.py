@@ -2,7 +2,7 @@
 
 Such a task's last report is frozen (or, for a task that never ran, missing) while the source grows, so the observer
 reads what the task would resume from instead: the flow's stored position of each partition (the positions topic on
-the target, ``replication.task.positions``), or the source log start where none is stored or it is out of the log
+the target, ``replication.kafka.positions``), or the source log start where none is stored or it is out of the log
 (``replication.task.dataloss.check_start``, the task's own rule), against the source end offset. Every desired
 partition of such a task is covered, so one whose task never ran is listed and counted too.
 
