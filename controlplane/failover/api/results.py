@@ -224,16 +224,3 @@ class AbortResultSerializer(serializers.Serializer[Any]):
     """The failover was aborted; nothing was undone."""
 
     at_step = serializers.ChoiceField(choices=Step.choices, help_text="the step it stood at")
-
-
-RESULT_SERIALIZERS: dict[str, type[serializers.Serializer[Any]]] = {
-    "plan": PlanResultSerializer,
-    "preflight": PreflightResultSerializer,
-    "drain": DrainResultSerializer,
-    "fence": FenceResultSerializer,
-    "checkpoint": CheckpointResultSerializer,
-    "apply": ApplyResultSerializer,
-    "verify": VerifyResultSerializer,
-    "failback": FailbackResultSerializer,
-    "abort": AbortResultSerializer,
-}
