@@ -42,7 +42,7 @@ class PlanInputsSerializer(serializers.Serializer[dict[str, Any]]):
     """The plan, as validated when the failover was created."""
 
     mode = serializers.ChoiceField(choices=Mode.choices)
-    source = serializers.CharField(help_text="source cluster alias")
+    source = serializers.CharField(help_text="source cluster alias")  # type: ignore[assignment]  # declared: DRF's metaclass takes it out of the class
     target = serializers.CharField(help_text="target cluster alias")
     groups = serializers.ListField(child=serializers.CharField(), help_text="consumer group ids to move")
     dry_run = serializers.BooleanField()

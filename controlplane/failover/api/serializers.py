@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import AbstractBaseUser
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
@@ -64,7 +65,7 @@ class StepperRowSerializer(serializers.Serializer[dict[str, str]]):
     """One step of the wizard's stepper."""
 
     step = serializers.ChoiceField(choices=Step.choices)
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # declared: DRF's metaclass takes it out of the class
     state = serializers.ChoiceField(choices=["done", "current", "skipped", "todo"])
 
 
@@ -118,12 +119,12 @@ class StepJobSerializer(serializers.Serializer[Failover]):
 
 
 class FailoverSerializer(StrictInput, serializers.ModelSerializer[Failover]):
-    source = ClusterAliasField()
+    source = ClusterAliasField()  # type: ignore[assignment]  # declared: DRF's metaclass takes it out of the class
     target = ClusterAliasField()
     groups = serializers.ListField(
         child=serializers.CharField(max_length=MAX_GROUP_LENGTH), min_length=1, max_length=MAX_GROUPS
     )
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by = serializers.SlugRelatedField[AbstractBaseUser](slug_field="username", read_only=True)
     steps = StepsSerializer(source="entries", read_only=True, help_text="each step's inputs and result")
     stepper = serializers.SerializerMethodField(help_text="every step with done, current, skipped or todo")
     job = StepJobSerializer(source="*", read_only=True, help_text="the background job of the last step started")
@@ -210,7 +211,7 @@ class BusySerializer(serializers.Serializer[dict[str, Any]]):
 class GroupPickerQuerySerializer(serializers.Serializer[dict[str, Any]]):
     """Which flow's groups: the plan's source and target (the flow source->target), and which page of them."""
 
-    source = ClusterAliasField(help_text="source cluster alias")
+    source = ClusterAliasField(help_text="source cluster alias")  # type: ignore[assignment]  # declared: DRF's metaclass takes it out of the class
     target = ClusterAliasField(help_text="target cluster alias")
     search = serializers.CharField(
         required=False, default="", allow_blank=True, max_length=MAX_GROUP_LENGTH, help_text="a part of the group id"

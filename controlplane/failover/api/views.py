@@ -61,7 +61,7 @@ class StepSchema(AutoSchema):
         name: str = getattr(self.view, "wizard_step", "")
         return steps.BY_NAME[name] if name else None
 
-    def get_description(self) -> str:
+    def get_description(self) -> str:  # type: ignore[override]  # drf-spectacular's takes no path and method
         step = self._wizard_step()
         return step.doc if step is not None else str(super().get_description())
 
@@ -182,7 +182,7 @@ class FailoverViewSet(
         except (machine.Busy, machine.WrongStep) as exc:
             return _conflict(exc)
         try:
-            run_step.delay_on_commit(failover_id, token)
+            run_step.delay_on_commit(failover_id, token)  # type: ignore[attr-defined]  # Celery 5.4+; not in celery-types
         except Exception as exc:  # the broker is down: free the claim at once rather than when it expires
             machine.fail(failover_id, token, f"the job could not be queued: {type(exc).__name__}: {exc}")
             failover = self.get_queryset().get(pk=failover_id)
