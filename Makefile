@@ -88,6 +88,7 @@ lint: install node-install
 	$(VENV)/bin/lint-imports
 	npx --no-install eslint $(JS)
 	npx --no-install prettier --check $(JS)
+	npx --no-install eslint tests/js && npx --no-install prettier --check tests/js && node --test tests/js/
 
 format: install node-install
 	$(VENV)/bin/ruff format .

@@ -48,14 +48,4 @@ class Check(models.TextChoices):
     FAIL = "fail", "Fail"
 
 
-STEP_ORDER = [
-    Step.PLAN,
-    Step.PREFLIGHT,
-    Step.DRAIN,
-    Step.FENCE,
-    Step.CHECKPOINT,
-    Step.APPLY,
-    Step.VERIFY,
-    Step.FAILBACK,
-    Step.DONE,
-]
+STEP_ORDER = list(Step)  # the order the wizard walks them in

@@ -25,7 +25,7 @@ class CheckResultSerializer(serializers.Serializer[Any]):
     """One check, as the wizard shows it."""
 
     code = serializers.CharField(help_text="the check's code, e.g. target_groups_empty (acknowledge warnings by it)")
-    label = serializers.CharField(help_text="what is checked, in words")
+    label = serializers.CharField(help_text="what is checked, in words")  # type: ignore[assignment]  # declared: DRF's metaclass takes it out of the class
     status = serializers.ChoiceField(
         choices=Check.choices, help_text="fail blocks the step; warn needs an acknowledgement; info and pass do not"
     )
@@ -216,7 +216,9 @@ class FailbackResultSerializer(serializers.Serializer[Any]):
     would_create = serializers.CharField(allow_blank=True, help_text="a dry run: the flow that would be created")
     skipped = serializers.BooleanField(help_text="the operator chose not to set it up")
     reason = serializers.CharField(allow_blank=True, help_text="why it was skipped")
-    errors = BoundedJSONField(help_text="field errors of the refused flow back, as the flow API words them")
+    errors = BoundedJSONField(  # type: ignore[assignment]  # declared: DRF's metaclass takes it out of the class
+        help_text="field errors of the refused flow back, as the flow API words them"
+    )
     error = _error()
 
 
@@ -224,16 +226,3 @@ class AbortResultSerializer(serializers.Serializer[Any]):
     """The failover was aborted; nothing was undone."""
 
     at_step = serializers.ChoiceField(choices=Step.choices, help_text="the step it stood at")
-
-
-RESULT_SERIALIZERS: dict[str, type[serializers.Serializer[Any]]] = {
-    "plan": PlanResultSerializer,
-    "preflight": PreflightResultSerializer,
-    "drain": DrainResultSerializer,
-    "fence": FenceResultSerializer,
-    "checkpoint": CheckpointResultSerializer,
-    "apply": ApplyResultSerializer,
-    "verify": VerifyResultSerializer,
-    "failback": FailbackResultSerializer,
-    "abort": AbortResultSerializer,
-}

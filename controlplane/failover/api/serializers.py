@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import AbstractBaseUser
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
@@ -11,53 +12,16 @@ from controlplane.clusters.api.fields import ClusterAliasField
 from controlplane.core.fields import BoundedJSONField
 from controlplane.core.pagination import MAX_OFFSET
 from controlplane.core.serializers import StrictInput
-from controlplane.failover.api import results as r
+from controlplane.failover import steps
+from controlplane.failover.api.inputs import AbortSerializer
 from controlplane.failover.choices import STEP_ORDER, JobState, Mode, Status, Step
 from controlplane.failover.models import Failover
 from controlplane.failover.results import StepEntry
 from controlplane.failover.services.machine import ACTIVE_JOB, job_busy
-from controlplane.failover.services.registry import STEPS
 from controlplane.flows.models import Flow
 
 MAX_GROUPS = 100
 MAX_GROUP_LENGTH = 255
-
-
-class PreflightSerializer(StrictInput, serializers.Serializer[dict[str, Any]]):
-    proceed = serializers.BooleanField(default=False, help_text="move on if nothing fails and warnings are acked")
-    acknowledge = serializers.ListField(
-        child=serializers.CharField(max_length=64),
-        required=False,
-        default=list,
-        help_text="codes of the warnings the operator accepts",
-    )
-
-
-class FenceSerializer(StrictInput, serializers.Serializer[dict[str, Any]]):
-    confirmed = serializers.BooleanField(help_text="producers and consumers on the source have stopped")
-
-
-class ApplySerializer(StrictInput, serializers.Serializer[dict[str, Any]]):
-    override_backwards = serializers.BooleanField(default=False, help_text="allow moving a committed offset back")
-
-
-class FailbackSerializer(StrictInput, serializers.Serializer[dict[str, Any]]):
-    set_up = serializers.BooleanField(default=True, help_text="create the flow back (target->source) if missing")
-
-
-class AbortSerializer(StrictInput, serializers.Serializer[dict[str, Any]]):
-    reason = serializers.CharField(max_length=500, required=False, default="", allow_blank=True)
-
-
-class PlanInputsSerializer(serializers.Serializer[dict[str, Any]]):
-    """The plan, as validated when the failover was created."""
-
-    mode = serializers.ChoiceField(choices=Mode.choices)
-    source = serializers.CharField(help_text="source cluster alias")
-    target = serializers.CharField(help_text="target cluster alias")
-    groups = serializers.ListField(child=serializers.CharField(), help_text="consumer group ids to move")
-    dry_run = serializers.BooleanField()
-    drain_threshold = serializers.IntegerField(help_text="records of flow lag the drain waits for")
 
 
 class StepEntrySerializer(serializers.Serializer[StepEntry]):
@@ -70,77 +34,45 @@ class StepEntrySerializer(serializers.Serializer[StepEntry]):
     skipped = serializers.BooleanField(help_text="skipped, not run (the drain of an unplanned failover)")
 
 
-class PlanStepSerializer(StepEntrySerializer):
-    inputs = PlanInputsSerializer()
-    result = r.PlanResultSerializer()
+def _entry_serializer(name: str, inputs: serializers.Field[Any, Any, Any, Any]) -> type[StepEntrySerializer]:
+    """``<Name>StepSerializer``: a step's entry with its own inputs and result described (one schema component each)."""
+    fields = {"inputs": inputs, "result": steps.RESULT_SERIALIZERS[name]()}
+    return type(f"{name.capitalize()}StepSerializer", (StepEntrySerializer,), {"__module__": __name__, **fields})
 
 
-class PreflightStepSerializer(StepEntrySerializer):
-    inputs = PreflightSerializer()
-    result = r.PreflightResultSerializer()
+def _inputs(step: steps.WizardStep) -> serializers.Field[Any, Any, Any, Any]:
+    return step.inputs() if step.takes_inputs else serializers.DictField(help_text="empty: the step takes no inputs")
 
 
-class DrainStepSerializer(StepEntrySerializer):
-    inputs = serializers.DictField(help_text="empty: the step takes no inputs")
-    result = r.DrainResultSerializer()
-
-
-class FenceStepSerializer(StepEntrySerializer):
-    inputs = FenceSerializer()
-    result = r.FenceResultSerializer()
-
-
-class CheckpointStepSerializer(StepEntrySerializer):
-    inputs = serializers.DictField(help_text="empty: the step takes no inputs")
-    result = r.CheckpointResultSerializer()
-
-
-class ApplyStepSerializer(StepEntrySerializer):
-    inputs = ApplySerializer()
-    result = r.ApplyResultSerializer()
-
-
-class VerifyStepSerializer(StepEntrySerializer):
-    inputs = serializers.DictField(help_text="empty: the step takes no inputs")
-    result = r.VerifyResultSerializer()
-
-
-class FailbackStepSerializer(StepEntrySerializer):
-    inputs = FailbackSerializer()
-    result = r.FailbackResultSerializer()
-
-
-class AbortStepSerializer(StepEntrySerializer):
-    inputs = AbortSerializer()
-    result = r.AbortResultSerializer()
+ENTRY_SERIALIZERS: dict[str, type[StepEntrySerializer]] = {
+    **{step.name: _entry_serializer(step.name, _inputs(step)) for step in steps.STEPS},
+    "abort": _entry_serializer("abort", AbortSerializer()),
+}
 
 
 class StepsSerializer(serializers.Serializer[dict[str, StepEntry]]):
     """Every step that ran (or was skipped), by name; a step that has not run is absent."""
 
-    plan = PlanStepSerializer(required=False)
-    preflight = PreflightStepSerializer(required=False)
-    drain = DrainStepSerializer(required=False)
-    fence = FenceStepSerializer(required=False)
-    checkpoint = CheckpointStepSerializer(required=False)
-    apply = ApplyStepSerializer(required=False)
-    verify = VerifyStepSerializer(required=False)
-    failback = FailbackStepSerializer(required=False)
-    abort = AbortStepSerializer(required=False, help_text="present once the failover was aborted")
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        described: dict[str, serializers.Field[Any, Any, Any, Any]] = {
+            step.name: ENTRY_SERIALIZERS[step.name](required=False) for step in steps.STEPS
+        }
+        aborted = ENTRY_SERIALIZERS["abort"](required=False, help_text="present once the failover was aborted")
+        return {**described, "abort": aborted}
 
 
 class StepperRowSerializer(serializers.Serializer[dict[str, str]]):
     """One step of the wizard's stepper."""
 
     step = serializers.ChoiceField(choices=Step.choices)
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # declared: DRF's metaclass takes it out of the class
     state = serializers.ChoiceField(choices=["done", "current", "skipped", "todo"])
 
 
 # What a step's job stores: the result of the step it ran (steps.<step>.result describes each one).
 JOB_RESULT = PolymorphicProxySerializer(
     component_name="StepJobResult",
-    serializers=[r.RESULT_SERIALIZERS[step] for step in STEPS],
+    serializers=[step.result_serializer for step in steps.JOBS],
     resource_type_field_name=None,
     allow_null=True,
 )
@@ -183,16 +115,16 @@ class StepJobSerializer(serializers.Serializer[Failover]):
         entry = failover.entry(failover.job_step) if failover.job_state == JobState.SUCCEEDED else None
         if entry is None:
             return None
-        return dict(r.RESULT_SERIALIZERS[failover.job_step](entry.result).data)
+        return dict(steps.RESULT_SERIALIZERS[failover.job_step](entry.result).data)
 
 
 class FailoverSerializer(StrictInput, serializers.ModelSerializer[Failover]):
-    source = ClusterAliasField()
+    source = ClusterAliasField()  # type: ignore[assignment]  # declared: DRF's metaclass takes it out of the class
     target = ClusterAliasField()
     groups = serializers.ListField(
         child=serializers.CharField(max_length=MAX_GROUP_LENGTH), min_length=1, max_length=MAX_GROUPS
     )
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by = serializers.SlugRelatedField[AbstractBaseUser](slug_field="username", read_only=True)
     steps = StepsSerializer(source="entries", read_only=True, help_text="each step's inputs and result")
     stepper = serializers.SerializerMethodField(help_text="every step with done, current, skipped or todo")
     job = StepJobSerializer(source="*", read_only=True, help_text="the background job of the last step started")
@@ -223,14 +155,15 @@ class FailoverSerializer(StrictInput, serializers.ModelSerializer[Failover]):
         current = STEP_ORDER.index(Step(failover.step))
         entries = failover.entries
         rows = []
-        for index, step in enumerate(STEP_ORDER[:-1]):
-            if step in entries and entries[step].skipped:
+        for step in steps.STEPS:
+            index = STEP_ORDER.index(step.step)
+            if step.name in entries and entries[step.name].skipped:
                 state = "skipped"
             elif index < current or failover.status == Status.COMPLETED:
                 state = "done"
             else:
                 state = "current" if index == current else "todo"
-            rows.append({"step": step, "label": step.label, "state": state})
+            rows.append({"step": step.name, "label": step.label, "state": state})
         return rows
 
     def validate_groups(self, groups: list[str]) -> list[str]:
@@ -278,7 +211,7 @@ class BusySerializer(serializers.Serializer[dict[str, Any]]):
 class GroupPickerQuerySerializer(serializers.Serializer[dict[str, Any]]):
     """Which flow's groups: the plan's source and target (the flow source->target), and which page of them."""
 
-    source = ClusterAliasField(help_text="source cluster alias")
+    source = ClusterAliasField(help_text="source cluster alias")  # type: ignore[assignment]  # declared: DRF's metaclass takes it out of the class
     target = ClusterAliasField(help_text="target cluster alias")
     search = serializers.CharField(
         required=False, default="", allow_blank=True, max_length=MAX_GROUP_LENGTH, help_text="a part of the group id"

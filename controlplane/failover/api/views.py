@@ -7,10 +7,12 @@ answers 409 with the job's state.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.db.models import CharField, Q, QuerySet, TextField, Value
 from django.db.models.functions import Cast, Concat
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
@@ -24,8 +26,9 @@ from controlplane.audit.services import record
 from controlplane.clusters.browse import PageQuery
 from controlplane.core.pagination import OptInLimitOffsetPagination
 from controlplane.core.permissions import HasRole
-from controlplane.core.serializers import NoInput
+from controlplane.failover import steps
 from controlplane.failover.api import serializers as s
+from controlplane.failover.api.inputs import AbortSerializer
 from controlplane.failover.choices import Status, Step
 from controlplane.failover.models import Failover
 from controlplane.failover.results import PlanResult, StepEntry
@@ -50,17 +53,21 @@ UNQUEUED = OpenApiResponse(
 )
 
 
-def _step(name: str, inputs: type[BaseSerializer[Any]], doc: str) -> Any:
-    """A POST action ``<name>/`` that runs one step (the action's name must be set before @action binds it)."""
+class StepSchema(AutoSchema):
+    """Documents a step's route (``start_step`` for one row of the step table) with the step's request body and
+    description; every other operation as drf-spectacular does."""
 
-    def run_step(self: FailoverViewSet, request: Request, pk: str | None = None) -> Response:
-        return self._run(name, inputs, request)
+    def _wizard_step(self) -> steps.WizardStep | None:
+        name: str = getattr(self.view, "wizard_step", "")
+        return steps.BY_NAME[name] if name else None
 
-    run_step.__name__ = run_step.__qualname__ = name
-    run_step.__doc__ = doc
-    decorated = action(detail=True, methods=["post"], url_path=name, url_name=name)(run_step)
-    responses = {202: s.FailoverSerializer, 409: CONFLICT, 503: UNQUEUED}
-    return extend_schema(request=inputs, responses=responses)(decorated)
+    def get_description(self) -> str:  # type: ignore[override]  # drf-spectacular's takes no path and method
+        step = self._wizard_step()
+        return step.doc if step is not None else str(super().get_description())
+
+    def get_request_serializer(self) -> Any:
+        step = self._wizard_step()
+        return step.inputs if step is not None else super().get_request_serializer()
 
 
 class FailoverViewSet(
@@ -72,27 +79,15 @@ class FailoverViewSet(
     serializer_class = s.FailoverSerializer
     permission_classes = [HasRole]
     pagination_class = OptInLimitOffsetPagination
-    operator_actions = (
-        "create",
-        "preflight",
-        "drain",
-        "fence",
-        "checkpoint",
-        "apply",
-        "verify",
-        "failback",
-        "abort",
-        "drain_threshold",
-        "groups",
-    )
+    schema = StepSchema()
+    operator_actions = ("create", "start_step", "abort", "drain_threshold", "groups")
+    # The step a POST <id>/<step>/ runs: each step's route sets it on the view (``get_extra_actions``).
+    wizard_step = ""
 
-    preflight = _step("preflight", s.PreflightSerializer, "2. Run the checks; warnings named in acknowledge pass.")
-    drain = _step("drain", NoInput, "3. Planned only: poll until the flow lag is at most the threshold.")
-    fence = _step("fence", s.FenceSerializer, "4. Confirm the source's clients stopped; the wizard verifies it.")
-    checkpoint = _step("checkpoint", NoInput, "5. Final checkpoint and the per-partition preview.")
-    apply = _step("apply", s.ApplySerializer, "6. Write the previewed offsets into the EMPTY target groups.")
-    verify = _step("verify", NoInput, "7. Read the committed offsets back from the target.")
-    failback = _step("failback", s.FailbackSerializer, "8. Set up the flow back and its translation.")
+    @classmethod
+    def get_extra_actions(cls) -> list[Any]:
+        """The actions below, and one route per job of the step table to ``start_step``."""
+        return [*super().get_extra_actions(), *(_step_route(step) for step in steps.JOBS)]
 
     def get_queryset(self) -> QuerySet[Failover]:
         """The list filtered by ``state`` and ``search`` (aliases, the flow name, consumer groups)."""
@@ -134,11 +129,11 @@ class FailoverViewSet(
         failover.steps = {Step.PLAN: entry.as_json()}
         failover.save(update_fields=["steps"])
 
-    @extend_schema(request=s.AbortSerializer, responses={200: s.FailoverSerializer, 409: CONFLICT})
+    @extend_schema(request=AbortSerializer, responses={200: s.FailoverSerializer, 409: CONFLICT})
     @action(detail=True, methods=["post"])
     def abort(self, request: Request, pk: str | None = None) -> Response:
         """Stop the failover where it is; nothing is undone. Refused (409) while a step's job is queued or running."""
-        inputs = s.AbortSerializer(data=request.data)
+        inputs = AbortSerializer(data=request.data)
         inputs.is_valid(raise_exception=True)
         try:
             failover = machine.abort(self.get_object().pk, inputs.validated_data["reason"], request.user)
@@ -176,24 +171,42 @@ class FailoverViewSet(
         page = PageQuery(found["search"], found["limit"], found["offset"])
         return Response(s.GroupPickerPageSerializer(picker.consuming_groups(found["flow"], page)).data)
 
-    def _run(self, name: str, inputs_type: type[BaseSerializer[Any]], request: Request) -> Response:
-        inputs = inputs_type(data=request.data)
+    @extend_schema(responses={202: s.FailoverSerializer, 409: CONFLICT, 503: UNQUEUED})
+    def start_step(self, request: Request, pk: str | None = None) -> Response:
+        """Queue the job of the step this route is for (``wizard_step``): 202 with the failover."""
+        inputs = steps.BY_NAME[self.wizard_step].inputs(data=request.data)
         inputs.is_valid(raise_exception=True)
-        pk = self.get_object().pk
+        failover_id = self.get_object().pk
         try:
-            token = machine.claim(pk, name, dict(inputs.validated_data), request.user)
+            token = machine.claim(failover_id, self.wizard_step, dict(inputs.validated_data), request.user)
         except (machine.Busy, machine.WrongStep) as exc:
             return _conflict(exc)
         try:
-            run_step.delay_on_commit(pk, token)
+            run_step.delay_on_commit(failover_id, token)  # type: ignore[attr-defined]  # Celery 5.4+; not in celery-types
         except Exception as exc:  # the broker is down: free the claim at once rather than when it expires
-            machine.fail(pk, token, f"the job could not be queued: {type(exc).__name__}: {exc}")
-            failover = self.get_queryset().get(pk=pk)
+            machine.fail(failover_id, token, f"the job could not be queued: {type(exc).__name__}: {exc}")
+            failover = self.get_queryset().get(pk=failover_id)
             return Response(s.FailoverSerializer(failover).data, status=status.HTTP_503_SERVICE_UNAVAILABLE)
         # Read back: with an eager Celery (tests) the job has already run and its result is shown.
-        return Response(s.FailoverSerializer(self.get_queryset().get(pk=pk)).data, status=status.HTTP_202_ACCEPTED)
+        return Response(
+            s.FailoverSerializer(self.get_queryset().get(pk=failover_id)).data, status=status.HTTP_202_ACCEPTED
+        )
 
 
 def _conflict(exc: machine.Busy | machine.WrongStep) -> Response:
     body = {"detail": str(exc), "job": s.StepJobSerializer(exc.failover).data}
     return Response(body, status=status.HTTP_409_CONFLICT)
+
+
+def _step_route(step: steps.WizardStep) -> Callable[..., Response]:
+    """The route POST <id>/<step>/ of one step. DRF sends a route's request to the view method its function is
+    named after (``start_step``) and sets its extra kwargs on the view: ``wizard_step`` says which step it is."""
+
+    def start_step(view: FailoverViewSet, request: Request, pk: str | None = None) -> Response:
+        return view.start_step(request, pk)
+
+    start_step.__doc__ = step.doc
+    route = action(
+        detail=True, methods=["post"], url_path=step.name, url_name=step.name, name=step.label, wizard_step=step.name
+    )
+    return route(start_step)

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
-
 from controlplane.audit.services import record, snapshot
 from controlplane.failover.models import Failover
 from controlplane.failover.results import FailbackResult
@@ -19,9 +17,9 @@ from controlplane.flows.models import Flow
 from controlplane.flows.services import FLOW_PROPERTY_FIELDS
 
 
-def failback_step(
-    failover: Failover, inputs: dict[str, Any], user: AbstractBaseUser | None = None
-) -> tuple[FailbackResult, bool]:
+def failback_step(failover: Failover, inputs: dict[str, Any]) -> tuple[FailbackResult, bool]:
+    """Set up the flow back (target->source) unless told not to; the flow is audited as created by whoever started
+    the step's job."""
     if not inputs.get("set_up", True):
         return FailbackResult(skipped=True, reason="the operator chose not to set up the flow back"), True
     flows = context.flows(failover)
@@ -35,7 +33,7 @@ def failback_step(
     if not serializer.is_valid():
         return FailbackResult(error="the flow back is refused", errors=dict(serializer.errors)), False
     flow = serializer.save()
-    record(user, "flow.create", flow, after=snapshot(flow))
+    record(failover.job_by, "flow.create", flow, after=snapshot(flow))
     return _ready(flow, created=True), True
 
 

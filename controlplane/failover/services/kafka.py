@@ -56,7 +56,13 @@ def end_offsets(cluster: Cluster, partitions: list[Partition]) -> dict[Partition
 def acls(client: AdminClient, resource_type: ResourceType, name: str) -> list[AclBinding] | None:
     """ACL bindings on one resource, or None when the cluster has no authorizer (nothing to compare)."""
     wanted = AclBindingFilter(
-        resource_type, name, ResourcePatternType.ANY, None, None, AclOperation.ANY, AclPermissionType.ANY
+        resource_type,
+        name,
+        ResourcePatternType.ANY,
+        None,  # type: ignore[arg-type]  # any principal: its docstring says None matches any, its annotation says str
+        None,  # type: ignore[arg-type]  # any host: its docstring says None matches any, its annotation says str
+        AclOperation.ANY,
+        AclPermissionType.ANY,
     )
     try:
         return list(client.describe_acls(wanted, request_timeout=TIMEOUT).result(timeout=TIMEOUT))

@@ -92,8 +92,9 @@ def claim(pk: int, step: str, inputs: dict[str, Any], user: User) -> str:
     raise WrongStep(f"the failover is {failover.get_status_display().lower()} at step {failover.step}", failover)
 
 
-def execute(pk: int, token: str, functions: Callable[[str, User], StepFunction]) -> str:
-    """The job: start the claim, run the step outside any transaction, store what came out. Returns the outcome."""
+def execute(pk: int, token: str, handler: Callable[[str], StepFunction]) -> str:
+    """The job: start the claim, run the step (``handler(step)``, see ``failover.steps``) outside any transaction,
+    store what came out. Returns the outcome."""
     now = timezone.now()
     started = Failover.objects.filter(pk=pk, job_token=token, job_state=JobState.QUEUED).update(
         job_state=JobState.RUNNING, job_started_at=now, job_expires_at=now + timedelta(seconds=RUNNING_SECONDS)
@@ -101,7 +102,7 @@ def execute(pk: int, token: str, functions: Callable[[str, User], StepFunction])
     if started != 1:
         return "stale"  # the claim expired and was taken over, or the job was delivered twice
     failover = Failover.objects.select_related("source", "target", "job_by").get(pk=pk)
-    function = functions(failover.job_step, failover.job_by)
+    function = handler(failover.job_step)
     try:
         result, complete = function(failover, dict(failover.job_inputs))
     except Exception as exc:  # any failure of the step is stored for the operator, not lost in a log

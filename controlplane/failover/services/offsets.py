@@ -99,9 +99,7 @@ def final_checkpoint(flow: FlowConfig, groups: list[str]) -> int:
     return sum(len(partitions) for group, partitions in emitter.last.items() if group in groups)
 
 
-def _planned(
-    failover: Failover, forward: FlowConfig | None, inverse: FlowConfig | None
-) -> list[translate.PartitionPlan]:
+def _planned(failover: Failover, forward: FlowConfig | None, inverse: FlowConfig | None) -> list[PartitionPlan]:
     groups = kafka.groups(failover.source)
     planner = translate.Planner(forward, inverse)
     try:

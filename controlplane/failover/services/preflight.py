@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from confluent_kafka import KafkaException
@@ -194,8 +195,14 @@ def acls_of(client: Any, groups: list[str]) -> set[tuple[str, str, str, str]] | 
         bindings = kafka.acls(client, ResourceType.GROUP, group)
         if bindings is None:
             return None
-        found |= {(group, b.principal, b.operation.name, b.permission_type.name) for b in bindings}
+        found |= {(group, b.principal, _named(b.operation), _named(b.permission_type)) for b in bindings}
     return found
+
+
+def _named(value: Enum | str | int) -> str:
+    """An ACL operation or permission type by name (``READ``, ``ALLOW``): AclBinding declares it an enum, a name or
+    a number; describe_acls returns the enum."""
+    return value.name if isinstance(value, Enum) else str(value)
 
 
 def rpo(i: Inputs) -> Result:

@@ -37,7 +37,7 @@ def fence_step(failover: Failover, inputs: dict[str, Any]) -> tuple[FenceResult,
     up, error = kafka.reachable(failover.source)
     if not up:
         note = f"the source does not answer ({error}): no client can write to it or read from it either"
-        checks = (CheckResult("source_down", "Source unreachable", Check.INFO, note),)
+        checks: tuple[CheckResult, ...] = (CheckResult("source_down", "Source unreachable", Check.INFO, note),)
         return FenceResult(checks=checks, verified=False), failover.mode == "unplanned"
     checks = (_members_gone(failover), _end_offsets_still(failover))
     return FenceResult(checks=checks, verified=True), all(c.status == Check.PASS for c in checks)

@@ -8,11 +8,22 @@ import { get, post, poller } from "./api.js";
 import { alert, badge, banner, clear, el, when } from "./dom.js";
 import * as panels from "./failover-steps.js";
 import { mountDemoTraffic } from "./demo-traffic.js";
+import {
+  currentPanel,
+  jobActive,
+  loggedSteps,
+  logState,
+  nextTick,
+  panelTitle,
+  readSteps,
+  showsTraffic,
+} from "./wizard-steps.js";
 
 const root = document.getElementById("wizard");
 const id = root.dataset.id;
 const operator = root.dataset.operator === "1";
 const url = `/api/v1/failovers/${id}/`;
+const steps = readSteps(); // the server's step table
 const POLL_MS = 2000;
 const JOB_POLL_MS = 1000;
 const bannerBox = document.getElementById("wizard-banner");
@@ -27,7 +38,6 @@ const demoTraffic = el("div", { class: "demo-traffic wizard-traffic", id: "wizar
 demoTraffic.dataset.canOperate = operator ? "1" : "0";
 demoTraffic.dataset.layout = "block";
 let demoMounted = false;
-const TRAFFIC_STEPS = ["drain", "fence", "done"];
 // The step's own buttons, disabled while its job runs; the demo's switch stays usable (the drain's job runs often).
 const STEP_BUTTONS = "#panel button:not(#demo-traffic-toggle)";
 
@@ -64,19 +74,16 @@ async function tick() {
   return next(failover);
 }
 
-const jobActive = (f) => ["queued", "running"].includes(f.job.state) && !f.job.expired;
-const polled = (f) => f.step === "drain" || (f.step === "checkpoint" && f.steps.checkpoint?.result.waiting);
-
-// What the loop does next: follow a running job, start a waiting step again, or stop.
+// What the loop does next: follow a running job, start a step that runs again by itself, or stop.
 function next(f) {
-  if (f.status !== "active") return null;
-  if (jobActive(f)) return JOB_POLL_MS;
-  if (!operator) return POLL_MS;
-  if (polled(f) && !refusal) {
-    pending = { step: f.step, inputs: {} };
-    return POLL_MS;
-  }
-  return null;
+  const { delay, rerun } = nextTick(f, steps, {
+    operator,
+    refused: Boolean(refusal),
+    pollMs: POLL_MS,
+    jobPollMs: JOB_POLL_MS,
+  });
+  if (rerun) pending = { step: rerun, inputs: {} };
+  return delay;
 }
 
 function run(step, inputs) {
@@ -94,8 +101,7 @@ function stepper(f) {
 }
 
 function log(f) {
-  const order = f.stepper.map((s) => s.step).concat(["abort"]);
-  const entries = order.filter((s) => s in f.steps && !f.steps[s].skipped);
+  const entries = loggedSteps(f, steps);
   clear(
     document.getElementById("log"),
     entries.length
@@ -114,15 +120,6 @@ function log(f) {
         )
       : el("p", { class: "muted" }, "Nothing yet."),
   );
-}
-
-// A step's state in the log. The pre-flight is complete as soon as every check passes (nothing failed, every warning
-// acknowledged); Continue then only moves on.
-function logState(entry, step) {
-  if (entry.complete) return "";
-  const r = entry.result;
-  if (step === "preflight" && !r.failed.length && !r.unacknowledged.length) return " · complete";
-  return " · not complete";
 }
 
 // The job of the step the failover stands at: queued, running, failed or expired (a finished one says nothing).
@@ -163,9 +160,9 @@ function render(f) {
   document.getElementById("abort")?.toggleAttribute("hidden", f.status !== "active");
   stepper(f);
   log(f);
-  const step = f.status === "completed" ? "done" : f.step;
+  const step = currentPanel(f);
   const panel = panels[step] || (() => [el("p", {}, step)]);
-  const title = f.stepper.find((s) => s.step === step)?.label || "Done";
+  const title = panelTitle(steps, step);
   const context = {
     everyMs: POLL_MS,
     retryMs,
@@ -174,7 +171,7 @@ function render(f) {
     onDraft: (value) => {
       draft = value;
     },
-    demoTraffic: TRAFFIC_STEPS.includes(step) ? demoTraffic : null,
+    demoTraffic: showsTraffic(steps, step) ? demoTraffic : null,
   };
   const body =
     f.status === "aborted"

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from controlplane.clusters.models import Cluster
-from controlplane.failover.api.serializers import DrainStepSerializer, StepsSerializer
+from controlplane.failover.api.serializers import ENTRY_SERIALIZERS, StepsSerializer
 from controlplane.failover.models import Failover
 from controlplane.failover.results import DrainResult, StepEntry
 from controlplane.failover.services import context, drain
@@ -133,7 +133,7 @@ def test_what_the_drain_stores_is_served_as_stored_with_every_field_described(fa
     poll(failover)
     served = StepsSerializer(failover.entries).data["drain"]
     assert served == failover.steps["drain"]
-    assert_documented(served, DrainStepSerializer())
+    assert_documented(served, ENTRY_SERIALIZERS["drain"]())
 
 
 def test_the_drain_measures_only_the_partitions_the_groups_committed_on(fake: dict[str, Any]) -> None:

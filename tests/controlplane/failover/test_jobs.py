@@ -4,6 +4,7 @@ under the claim's token, expiry of a dead job's claim, abort while a job runs, a
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -14,9 +15,10 @@ from rest_framework.test import APIClient
 
 from controlplane.audit.models import AuditRecord
 from controlplane.clusters.models import Cluster
+from controlplane.failover import steps
 from controlplane.failover.models import Failover
 from controlplane.failover.results import CheckResult, PreflightResult
-from controlplane.failover.services import machine, registry
+from controlplane.failover.services import machine
 from controlplane.failover.tasks import run_step
 from controlplane.flows.models import Flow
 
@@ -45,8 +47,8 @@ def passes(failover: Failover, inputs: dict[str, Any]) -> Outcome:
     return PreflightResult(checks=(CheckResult("seen", "what the step saw", "pass", seen),)), True
 
 
-def functions(function: Callable[[Failover, dict[str, Any]], Outcome]) -> Callable[[str, Any], Any]:
-    return lambda step, user: function
+def functions(function: Callable[[Failover, dict[str, Any]], Outcome]) -> Callable[[str], Any]:
+    return lambda step: function
 
 
 @pytest.mark.django_db
@@ -152,7 +154,7 @@ def test_the_drain_threshold_changes_without_starting_over_and_is_audited(
 def test_with_an_eager_celery_the_post_answers_with_the_finished_job(
     api: Callable[[str | None], APIClient], planned: int, eager: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(registry._FUNCTIONS, "preflight", passes)
+    monkeypatch.setitem(steps.BY_NAME, "preflight", replace(steps.BY_NAME["preflight"], handler=passes))
     response = api("operator").post(f"{URL}{planned}/preflight/", {"proceed": True}, format="json")
     assert response.status_code == 202
     body = response.json()

@@ -8,27 +8,26 @@ from typing import Any
 import pytest
 
 from controlplane.clusters.models import Cluster
-from controlplane.failover.api import results as r
 from controlplane.failover.api.serializers import StepEntrySerializer, StepsSerializer
 from controlplane.failover.models import Failover
 from controlplane.failover.results import RESULTS, DrainResult, PreflightResult, StepEntry
 from controlplane.failover.services import machine
-from controlplane.failover.services.registry import STEPS
+from controlplane.failover.steps import JOBS, RESULT_SERIALIZERS
 from tests.support.documented import assert_describes, assert_documented
 
 
 @pytest.mark.parametrize("step", sorted(RESULTS))
 def test_every_field_of_a_step_result_is_described_in_the_api(step: str) -> None:
-    assert_describes(RESULTS[step], r.RESULT_SERIALIZERS[step]())
+    assert_describes(RESULTS[step], RESULT_SERIALIZERS[step]())
 
 
 def test_every_step_and_every_entry_field_is_described() -> None:
     described = StepsSerializer().fields
-    assert set(described) == set(RESULTS) and set(STEPS) < set(RESULTS)
+    assert set(described) == set(RESULTS) and {step.name for step in JOBS} < set(RESULTS)
     for step, field in described.items():
         assert isinstance(field, StepEntrySerializer)
         assert set(field.fields) == {"inputs", "result", "by", "at", "complete", "attempts", "skipped"}, step
-        assert type(field.fields["result"]) is r.RESULT_SERIALIZERS[step]
+        assert type(field.fields["result"]) is RESULT_SERIALIZERS[step]
 
 
 def test_a_stored_result_is_served_as_stored_with_every_field_described() -> None:
