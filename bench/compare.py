@@ -140,6 +140,8 @@ def print_closeness(shares: Sequence[dict[str, Any]]) -> None:
 def run_throughput_rounds(
     session: Session, args: argparse.Namespace, data: Sequence[Dataset]
 ) -> list[ThroughputResult]:
+    if args.rounds <= 0:
+        return []
     print("\n## Throughput (same data, alternating runs)\n")
     print(report.table(report.THROUGHPUT_HEADERS, [], 3, STREAM_WIDTH))
     results = []
