@@ -7,9 +7,9 @@ and ``--under-min-isr-partitions`` filters (Kafka's ``TopicCommand.PartitionDesc
 - under min ISR: no leader, or fewer in-sync replicas than the topic's ``min.insync.replicas`` as
   ``describe_configs`` reports it (the topic's own value, else the broker's or the default one).
 
-The observer reads these after its own pass (``observe.observe_all``), every cluster side by side within one
-deadline, and writes one ``BrokerHealth`` row per cluster afterwards, outside any transaction; the API and the pages
-read those rows and never a broker.
+The beat job ``cluster-observations`` reads these after the observer's own pass (``observe.observe_all``), every
+cluster it found reachable side by side within one deadline, and writes one ``BrokerHealth`` row per cluster
+afterwards, outside any transaction; the API and the pages read those rows and never a broker.
 """
 
 from __future__ import annotations
@@ -23,11 +23,12 @@ from functools import partial
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, ClusterMetadata, ConfigResource
 from django.db import IntegrityError
+from django.utils import timezone
 
 from controlplane.clusters import browse
 from controlplane.clusters.models import Cluster
 from controlplane.core import parallel
-from controlplane.monitoring.models import BrokerHealth
+from controlplane.monitoring.models import BrokerHealth, ClusterObservation
 
 log = logging.getLogger(__name__)
 DEADLINE_SECONDS = 12.0
@@ -138,6 +139,14 @@ def _min_isr(client: AdminClient, topics: list[str], notes: list[str]) -> dict[s
         notes.append(f"{MIN_ISR} not read: {exc}")
         return None
     return found
+
+
+def observe_all(now: datetime | None = None) -> int:
+    """Read and store the broker health of every cluster the observer's last pass found reachable."""
+    now = now or timezone.now()
+    clusters = list(Cluster.objects.all())
+    reachable = set(ClusterObservation.objects.filter(reachable=True).values_list("cluster_id", flat=True))
+    return observe(clusters, reachable, now)
 
 
 def observe(clusters: list[Cluster], reachable: set[int], now: datetime) -> int:

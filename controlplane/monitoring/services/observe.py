@@ -24,7 +24,7 @@ from controlplane.core import parallel
 from controlplane.flows.models import Flow
 from controlplane.flows.services import cluster_config, flow_config
 from controlplane.monitoring.models import ClusterObservation, FlowObservation
-from controlplane.monitoring.services import brokerhealth, readers, stopped
+from controlplane.monitoring.services import readers, stopped
 from replication.emitters.checkpoints import group_offsets
 from replication.mm2.filters import TopicFilter
 from replication.mm2.records import Checkpoint
@@ -67,7 +67,6 @@ def observe_all(now: datetime | None = None) -> int:
             reachable.add(cluster.pk)
     for flow in Flow.objects.select_related("source", "target").filter(target_id__in=reachable):
         observe_flow(flow, now, source_reachable=flow.source_id in reachable)
-    brokerhealth.observe(clusters, reachable, now)
     return len(reachable)
 
 
