@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from controlplane.monitoring.services import observe as observations
 from controlplane.monitoring.services import brokerhealth, partition_lag, sampling
+from controlplane.monitoring.services import observe as observations
 
 
 @shared_task(ignore_result=True, expires=30)
