@@ -124,20 +124,32 @@ def _states(metadata: ClusterMetadata) -> Iterable[PartitionState]:
 
 
 def _min_isr(client: AdminClient, topics: list[str], notes: list[str]) -> dict[str, int] | None:
-    """topic -> its effective ``min.insync.replicas``, from one DescribeConfigs request for every topic; None when
-    it failed (then under min ISR is no data, with the reason in the notes)."""
+    """topic -> its effective ``min.insync.replicas``, from one DescribeConfigs request for every topic. A topic
+    whose configs were refused or that was deleted meanwhile is left out (counted under min ISR only when it has no
+    leader) and the notes say how many; None when no topic's configs could be read (then under min ISR is no
+    data, with the reason in the notes)."""
     if not topics:
         return {}
     resources = [ConfigResource(ConfigResource.Type.TOPIC, t) for t in topics]
     found: dict[str, int] = {}
+    failed: list[str] = []
     try:
-        for resource, future in client.describe_configs(resources, request_timeout=browse.READ_TIMEOUT).items():
+        described = client.describe_configs(resources, request_timeout=browse.READ_TIMEOUT)
+    except (KafkaException, ValueError) as exc:
+        notes.append(f"{MIN_ISR} not read: {exc}")
+        return None
+    for resource, future in described.items():
+        try:
             entry = future.result(timeout=browse.READ_TIMEOUT + 2.0).get(MIN_ISR)
             if entry is not None and entry.value is not None:
                 found[resource.name] = int(entry.value)
-    except (KafkaException, TimeoutError, ValueError) as exc:
-        notes.append(f"{MIN_ISR} not read: {exc}")
+        except (KafkaException, TimeoutError, ValueError) as exc:
+            failed.append(f"{resource.name}: {exc}")
+    if failed and not found:
+        notes.append(f"{MIN_ISR} not read: {failed[0]}")
         return None
+    if failed:
+        notes.append(f"{MIN_ISR} not read for {len(failed)} of {len(topics)} topics (first: {failed[0]})")
     return found
 
 

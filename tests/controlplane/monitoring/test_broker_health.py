@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
+from confluent_kafka import KafkaError, KafkaException
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -146,3 +149,33 @@ def test_each_broker_kind_fires_per_cluster_above_its_threshold_and_no_data_open
     assert Alert.objects.count() == 4  # "well" is at 0, "unseen" has no data
     message = Alert.objects.get(kind=AlertKind.UNDER_MIN_ISR).message
     assert message == "sick: Partitions under min.insync.replicas 2 partitions above 0"
+
+
+class ConfigsFuture:
+    def __init__(self, value: str | None, error: Exception | None = None) -> None:
+        self.value, self.error = value, error
+
+    def result(self, timeout: float | None = None) -> dict[str, SimpleNamespace]:
+        if self.error is not None:
+            raise self.error
+        return {"min.insync.replicas": SimpleNamespace(value=self.value)}
+
+
+class ConfigsAdmin:
+    """An admin client whose DescribeConfigs answers per topic: a value, or the topic's own failure."""
+
+    def __init__(self, answers: dict[str, ConfigsFuture]) -> None:
+        self.answers = answers
+
+    def describe_configs(self, resources: list[Any], **_: Any) -> dict[Any, ConfigsFuture]:
+        return {r: self.answers[r.name] for r in resources}
+
+
+def test_a_topic_whose_configs_fail_is_left_out_and_only_all_failing_is_no_data() -> None:
+    denied = KafkaException(KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED))
+    notes: list[str] = []
+    some = ConfigsAdmin({"orders": ConfigsFuture("2"), "secret": ConfigsFuture(None, denied)})
+    assert brokerhealth._min_isr(some, ["orders", "secret"], notes) == {"orders": 2}  # type: ignore[arg-type]
+    assert notes[0].startswith("min.insync.replicas not read for 1 of 2 topics (first: secret:")
+    none = ConfigsAdmin({"secret": ConfigsFuture(None, denied)})
+    assert brokerhealth._min_isr(none, ["secret"], notes) is None  # type: ignore[arg-type]
