@@ -76,6 +76,7 @@ def test_a_viewer_reads_broker_health_on_the_cluster_page_and_the_dashboard(
         "Offline",
         "Under min ISR",
     ]
+    page.locator("#broker-health").scroll_into_view_if_needed()
     none = page.locator(f'#broker-health tr[data-cluster="{unseen.alias}"]')
     expect(none.locator('[data-figure="under_replicated"]')).to_have_text("no data")
     expect(none).to_contain_text("no data: not observed yet")
