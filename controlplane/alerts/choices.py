@@ -12,10 +12,19 @@ class AlertKind(models.TextChoices):
     DATA_LOSS = "data_loss", "Data loss reported (records)"
     CLUSTER_UNREACHABLE = "cluster_unreachable", "Cluster unreachable"
     CHECKPOINT_AGE = "checkpoint_age", "Checkpoint age (s)"
+    UNDER_REPLICATED = "under_replicated", "Under-replicated partitions"
+    OFFLINE_PARTITIONS = "offline_partitions", "Offline partitions"
+    UNDER_MIN_ISR = "under_min_isr", "Partitions under min.insync.replicas"
+    BROKERS_DOWN = "brokers_down", "Brokers down"
 
 
 # Kinds watched per cluster rather than per flow: their rules are global only.
 CLUSTER_KINDS = frozenset({AlertKind.CLUSTER_UNREACHABLE})
+# Cluster kinds read from the cluster's broker health (monitoring's BrokerHealth rows).
+BROKER_KINDS = frozenset(
+    {AlertKind.UNDER_REPLICATED, AlertKind.OFFLINE_PARTITIONS, AlertKind.UNDER_MIN_ISR, AlertKind.BROKERS_DOWN}
+)
+CLUSTER_KINDS = CLUSTER_KINDS | BROKER_KINDS
 
 
 class AlertState(models.TextChoices):

@@ -103,3 +103,24 @@ class PartitionLagWatch(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["flow", "topic", "partition"], name="unique_partition_lag_watch")
         ]
+
+
+class BrokerHealth(models.Model):
+    """The latest broker health of one cluster (``services.brokerhealth``): brokers, controller, partitions at risk.
+    A null figure is no data, and ``error`` says why."""
+
+    cluster = models.OneToOneField("clusters.Cluster", on_delete=models.CASCADE, related_name="broker_health")
+    at = models.DateTimeField()
+    error = models.TextField(blank=True, default="", help_text="why a figure is null, or how one was read")
+    brokers = models.JSONField(default=list, help_text="the broker ids in the cluster's metadata")
+    known_brokers = models.JSONField(
+        default=list, help_text="every broker id seen since the cluster was last edited: those missing now are down"
+    )
+    controller_id = models.IntegerField(null=True, blank=True, help_text="the active controller (DescribeCluster)")
+    partitions = models.IntegerField(null=True, blank=True)
+    under_replicated = models.IntegerField(null=True, blank=True, help_text="partitions with ISR smaller than replicas")
+    offline = models.IntegerField(null=True, blank=True, help_text="partitions without a live leader")
+    under_min_isr = models.IntegerField(
+        null=True, blank=True, help_text="partitions without a leader or with ISR below the topic's min.insync.replicas"
+    )
+    examples = models.JSONField(default=dict, help_text="figure -> the first few topic-partitions it counts")

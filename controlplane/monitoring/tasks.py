@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from controlplane.monitoring.services import brokerhealth, partition_lag, sampling
 from controlplane.monitoring.services import observe as observations
-from controlplane.monitoring.services import partition_lag, sampling
 
 
 @shared_task(ignore_result=True, expires=30)
@@ -17,4 +17,6 @@ def sample_flows() -> int:
 
 @shared_task(ignore_result=True, expires=60)
 def observe() -> int:
-    return observations.observe_all()
+    observed = observations.observe_all()
+    brokerhealth.observe_all()
+    return observed

@@ -9,6 +9,8 @@
   A paused or disabled flow is not expected to run: 0.
 - ``data_loss``: records the tasks report lost, or 1 when a task stopped on data loss and reported no count.
 - ``cluster_unreachable``: 1 when the observer's last check failed, 0 when it answered.
+- ``under_replicated``, ``offline_partitions``, ``under_min_isr``, ``brokers_down``: per cluster, the figures of its
+  broker health (``brokerfigures``); no data before the first read, when it failed, or when it is stale.
 - ``checkpoint_age``: per consumer group in the flow's observation (subject ``flow:<id>:group:<group>``), the
   observation's time minus the group's newest checkpoint (seconds). A group the observer found idle (nothing
   committed on the source since its newest checkpoint) is current however old: 0, so it never fires and its open
@@ -27,8 +29,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from controlplane.alerts.choices import CLUSTER_KINDS, OPEN, AlertKind
+from controlplane.alerts.choices import BROKER_KINDS, CLUSTER_KINDS, OPEN, AlertKind
 from controlplane.alerts.models import Alert, AlertRule
+from controlplane.alerts.services.brokerfigures import broker_values
 from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from controlplane.monitoring.models import ClusterObservation, FlowObservation
@@ -52,6 +55,10 @@ UNITS = {
     AlertKind.DATA_LOSS: "records",
     AlertKind.CLUSTER_UNREACHABLE: "",
     AlertKind.CHECKPOINT_AGE: "s",
+    AlertKind.UNDER_REPLICATED: "partitions",
+    AlertKind.OFFLINE_PARTITIONS: "partitions",
+    AlertKind.UNDER_MIN_ISR: "partitions",
+    AlertKind.BROKERS_DOWN: "brokers",
 }
 SUBJECT_MAX = Alert._meta.get_field("subject").max_length or 0
 
@@ -165,6 +172,10 @@ def cluster_readings(book: RuleBook, now: datetime) -> list[Reading]:
     for kind in CLUSTER_KINDS:
         rule = book.rule(kind, None)
         if rule is None:
+            continue
+        if kind in BROKER_KINDS:
+            values = broker_values(kind, now)
+            found += [Reading(kind, f"cluster:{c.pk}", c.alias, rule, v, cluster_id=c.pk) for c, v in values]
             continue
         observed = {o.cluster_id: o for o in ClusterObservation.objects.all()}
         for cluster in Cluster.objects.all():

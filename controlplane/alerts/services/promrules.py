@@ -25,6 +25,10 @@ EXPRESSIONS = {
 NOT_EXPRESSIBLE = {
     AlertKind.CLUSTER_UNREACHABLE: "/metrics exports no cluster reachability",
     AlertKind.CHECKPOINT_AGE: "/metrics exports no checkpoint age",
+    AlertKind.UNDER_REPLICATED: "/metrics exports no broker health (the brokers' own JMX metrics do)",
+    AlertKind.OFFLINE_PARTITIONS: "/metrics exports no broker health (the brokers' own JMX metrics do)",
+    AlertKind.UNDER_MIN_ISR: "/metrics exports no broker health (the brokers' own JMX metrics do)",
+    AlertKind.BROKERS_DOWN: "/metrics exports no broker health",
 }
 
 

@@ -38,6 +38,10 @@ ALERT_NAMES = {
     AlertKind.DATA_LOSS: "MirrorplaneDataLoss",
     AlertKind.CLUSTER_UNREACHABLE: "MirrorplaneClusterUnreachable",
     AlertKind.CHECKPOINT_AGE: "MirrorplaneCheckpointAge",
+    AlertKind.UNDER_REPLICATED: "MirrorplaneUnderReplicatedPartitions",
+    AlertKind.OFFLINE_PARTITIONS: "MirrorplaneOfflinePartitions",
+    AlertKind.UNDER_MIN_ISR: "MirrorplaneUnderMinIsrPartitions",
+    AlertKind.BROKERS_DOWN: "MirrorplaneBrokersDown",
 }
 log = logging.getLogger(__name__)
 SEVERITY = {AlertKind.DATA_LOSS: "critical", AlertKind.CLUSTER_UNREACHABLE: "critical"}
