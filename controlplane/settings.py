@@ -219,6 +219,8 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+# 24-hour times everywhere, the admin included (controlplane/formats/en/formats.py).
+FORMAT_MODULE_PATH = "controlplane.formats"
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "frontend" / "static"]
