@@ -16,22 +16,11 @@ import {
   whereText,
   windowText,
   withGaps,
-  xRange,
 } from "../../frontend/static/js/flow-detail/format.js";
 
 const MINUTE = 60 * 1000;
 const NOW = Date.parse("2026-11-24T12:00:00Z");
 const at = (minutesAgo) => new Date(NOW - minutesAgo * MINUTE).toISOString();
-
-test("the chart's range starts at the first sample, at most 30 and at least 1 minute back", () => {
-  assert.deepEqual(
-    xRange([{ at: at(10) }], NOW).map((d) => d.getTime()),
-    [NOW - 10 * MINUTE, NOW],
-  );
-  assert.equal(xRange([{ at: at(90) }], NOW)[0].getTime(), NOW - 30 * MINUTE);
-  assert.equal(xRange([{ at: at(0.1) }], NOW)[0].getTime(), NOW - MINUTE);
-  assert.equal(xRange([], NOW)[0].getTime(), NOW - MINUTE);
-});
 
 test("a pause of over three usual intervals breaks the line with a null in its middle", () => {
   const samples = [0, 1, 2, 10, 11].map((m, i) => ({ at: at(11 - m), lag: i * 10 }));

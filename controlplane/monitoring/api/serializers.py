@@ -154,11 +154,17 @@ class FlowEdgesSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class FlowHistorySerializer(serializers.Serializer[dict[str, Any]]):
-    """A flow's samples over the last ``minutes``, oldest first."""
+    """A flow's samples over the window, oldest first."""
 
     flow = serializers.IntegerField(help_text="the flow's id")
-    minutes = serializers.IntegerField(help_text="the window asked for")
-    samples = FlowSampleSerializer(many=True, help_text="one per sampler tick")
+    minutes = serializers.IntegerField(allow_null=True, help_text="the window asked for; null for since and until")
+    since = serializers.DateTimeField(help_text="the window's start")
+    until = serializers.DateTimeField(help_text="the window's end")
+    bucket_seconds = serializers.IntegerField(
+        help_text="0: one point per sampler tick; else the samples of each bucket of this many seconds merged into "
+        "one point (rates averaged, lag and p99 at their highest), so a long window stays within 720 points"
+    )
+    samples = FlowSampleSerializer(many=True, help_text="one per sampler tick, or per bucket")
 
 
 class CheckpointFreshnessSerializer(serializers.Serializer[dict[str, Any]]):

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
+from django.http import QueryDict
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import ValidationError
@@ -28,6 +33,12 @@ from controlplane.orchestration.models import PartitionReport
 MAX_HISTORY_MINUTES = 24 * 60
 MINUTES = OpenApiParameter(
     "minutes", OpenApiTypes.INT, description=f"the window, 1 to {MAX_HISTORY_MINUTES} minutes (default 30)"
+)
+SINCE = OpenApiParameter(
+    "since", OpenApiTypes.DATETIME, description="with until, instead of minutes: the window's start (ISO 8601)"
+)
+UNTIL = OpenApiParameter(
+    "until", OpenApiTypes.DATETIME, description=f"the window's end, at most {MAX_HISTORY_MINUTES} minutes after since"
 )
 
 
@@ -67,12 +78,21 @@ class FlowHistoryView(APIView):
 
     permission_classes = [IsViewer]
 
-    @extend_schema(parameters=[MINUTES], responses=FlowHistorySerializer)
+    @extend_schema(parameters=[MINUTES, SINCE, UNTIL], responses=FlowHistorySerializer)
     def get(self, request: Request, pk: int) -> Response:
         flow = get_object_or_404(Flow, pk=pk)
-        minutes = _minutes(request.query_params.get("minutes", "30"))
-        samples = sampling.history(flow, minutes)
-        return Response({"flow": flow.pk, "minutes": minutes, "samples": FlowSampleSerializer(samples, many=True).data})
+        minutes, since, until = _window(request.query_params)
+        found = sampling.history(flow, since, until)
+        return Response(
+            {
+                "flow": flow.pk,
+                "minutes": minutes,
+                "since": found.since,
+                "until": found.until,
+                "bucket_seconds": found.bucket_seconds,
+                "samples": FlowSampleSerializer(found.samples, many=True).data,
+            }
+        )
 
 
 MAX_PARTITION_MINUTES = partition_lag.RETENTION_HOURS * 60
@@ -144,6 +164,39 @@ def _flow_ids(text: str) -> list[int]:
     if not all(part.isascii() and part.isdigit() and len(part) <= 10 for part in parts):
         raise ValidationError({"flows": ["expected whole numbers separated by commas"]})
     return [int(part) for part in parts]
+
+
+HISTORY_PARAMETERS = frozenset({"minutes", "since", "until"})
+
+
+def _window(params: QueryDict) -> tuple[int | None, datetime, datetime]:
+    """The history's window: the last ``minutes`` (default 30), or ``since`` to ``until`` (ISO 8601, both given,
+    at most MAX_HISTORY_MINUTES apart); ``minutes`` is None for the latter."""
+    unknown = sorted(set(params) - HISTORY_PARAMETERS)
+    if unknown:
+        raise ValidationError({name: ["unknown parameter"] for name in unknown})
+    if "since" not in params and "until" not in params:
+        minutes = _minutes(params.get("minutes", "30"))
+        now = timezone.now()
+        return minutes, now - timedelta(minutes=minutes), now
+    if "minutes" in params:
+        raise ValidationError({"minutes": ["give either minutes or since and until, not both"]})
+    since, until = (_moment(params, name) for name in ("since", "until"))
+    if until <= since:
+        raise ValidationError({"until": ["expected a time after since"]})
+    if until - since > timedelta(minutes=MAX_HISTORY_MINUTES):
+        raise ValidationError({"until": [f"expected at most {MAX_HISTORY_MINUTES} minutes after since"]})
+    return None, since, until
+
+
+def _moment(params: QueryDict, name: str) -> datetime:
+    text = params.get(name)
+    if not text:
+        raise ValidationError({name: ["give since and until together"]})
+    moment = parse_datetime(text)
+    if moment is None:
+        raise ValidationError({name: ["expected an ISO 8601 time, e.g. 2026-11-29T14:05:00Z"]})
+    return moment if timezone.is_aware(moment) else timezone.make_aware(moment, UTC)
 
 
 def _minutes(text: str, most: int = MAX_HISTORY_MINUTES) -> int:

@@ -8,11 +8,12 @@ source. A chain of two flows copies a stream twice and lets it enter once.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import pairwise
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -235,6 +236,54 @@ def window_rate(points: Sequence[Point], field: str = "offsets") -> float | None
     return round(grown / seconds, 1) if seconds > 0 else None
 
 
-def history(flow: Flow, minutes: int, now: datetime | None = None) -> list[FlowSample]:
-    since = (now or timezone.now()) - timedelta(minutes=minutes)
-    return list(FlowSample.objects.filter(flow=flow, at__gte=since).order_by("at"))
+# A chart's points at most: 24 hours of 5 s samples would be 17,280 rows a refresh.
+HISTORY_POINTS = 720
+HISTORY_FIELDS = ("at", "records", "records_per_second", "entering_per_second", "lag", "latency_p99_ms", "health")
+
+
+@dataclass(frozen=True)
+class History:
+    """A flow's samples between since and until, oldest first; merged per bucket_seconds when there were more than
+    HISTORY_POINTS (0: every sample as taken)."""
+
+    since: datetime
+    until: datetime
+    bucket_seconds: int
+    samples: list[dict[str, Any]]
+
+
+def history(flow: Flow, since: datetime, until: datetime, points: int = HISTORY_POINTS) -> History:
+    rows = list(
+        FlowSample.objects.filter(flow=flow, at__gte=since, at__lte=until).order_by("at").values(*HISTORY_FIELDS)
+    )
+    if len(rows) <= points:
+        return History(since, until, 0, rows)
+    width = max(1, math.ceil((until - since).total_seconds() / points))
+    buckets: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        buckets.setdefault(int((row["at"] - since).total_seconds()) // width, []).append(row)
+    return History(since, until, width, [_merged(bucket) for bucket in buckets.values()])
+
+
+def _merged(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One point for a bucket of samples: rates averaged, lag and p99 at their highest (a peak stays visible), the
+    cumulative count and the health as the bucket ended."""
+    last = rows[-1]
+
+    def mean(key: str) -> float | None:
+        values = [r[key] for r in rows if r[key] is not None]
+        return round(sum(values) / len(values), 1) if values else None
+
+    def peak(key: str) -> Any:
+        values = [r[key] for r in rows if r[key] is not None]
+        return max(values) if values else None
+
+    return {
+        "at": last["at"],
+        "records": last["records"],
+        "records_per_second": mean("records_per_second"),
+        "entering_per_second": mean("entering_per_second"),
+        "lag": peak("lag"),
+        "latency_p99_ms": peak("latency_p99_ms"),
+        "health": last["health"],
+    }

@@ -15,8 +15,13 @@ import {
 } from "./flow-detail/partitions.js";
 import { refreshReports, runReport, setFlowName } from "./flow-detail/reports.js";
 import { tasks } from "./flow-detail/status.js";
+import { axisRange, historyQuery, picker } from "./time-range.js";
 
 const REFRESH_MS = 5000;
+let chartWindow = picker("chart-range", (window) => {
+  chartWindow = window;
+  refresh().catch((error) => clear(document.getElementById("errors"), alert("error", error.message)));
+});
 
 async function operate(event) {
   const op = event.currentTarget.dataset.op;
@@ -34,7 +39,7 @@ async function refresh() {
   const [flow, status, history, edges] = await Promise.all([
     get(`/api/v1/flows/${id}/`),
     get(statusUrl()),
-    get(`/api/v1/flows/${id}/history/?minutes=30`),
+    get(`/api/v1/flows/${id}/history/?${historyQuery(chartWindow)}`),
     get("/api/v1/dashboard/"),
   ]);
   const edge = edges.edges.find((e) => String(e.id) === id);
@@ -47,7 +52,14 @@ async function refresh() {
   document.getElementById("config-summary").textContent =
     `topics ${flow.topics.join(", ")} · tasks.max ${flow.tasks_max} · ${flow.exactly_once ? "exactly once" : "at least once"}`;
   tasks(status);
-  charts(history.samples);
+  charts(
+    history.samples,
+    axisRange(chartWindow, history.samples),
+    chartWindow.minutes ? "No samples yet" : "No samples in this window",
+  );
+  document.getElementById("chart-range-merged").textContent = history.bucket_seconds
+    ? `each point merges ${history.bucket_seconds} s of samples (rates averaged, lag and p99 at their peak)`
+    : "";
   await showPartitionLag();
   checkpoints(await get(`/api/v1/flows/${id}/checkpoint-freshness/`));
 }

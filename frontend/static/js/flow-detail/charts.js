@@ -1,8 +1,8 @@
 // The flow's charts over time (records per second, lag, p99 latency), redrawn when the theme changes.
 import { color as themeColor, onThemeChange, withAlpha } from "../palette.js";
-import { withGaps, xRange } from "./format.js";
+import { withGaps } from "./format.js";
 
-export function chart(node, samples, key, colorName, emptyText = "No samples yet") {
+export function chart(node, samples, key, colorName, range, emptyText = "No samples yet") {
   const color = themeColor(colorName),
     panel = themeColor("panel");
   const { x, y } = withGaps(samples, key);
@@ -29,7 +29,7 @@ export function chart(node, samples, key, colorName, emptyText = "No samples yet
       linecolor: themeColor("line"),
       tickfont: { size: 10 },
       nticks: 6,
-      range: xRange(samples),
+      range,
     },
     yaxis: {
       rangemode: "tozero",
@@ -58,13 +58,14 @@ export function chart(node, samples, key, colorName, emptyText = "No samples yet
 }
 
 // The three charts; redrawn from the last samples when the theme changes.
-let shownSamples = null;
-export function charts(samples) {
-  shownSamples = samples;
-  chart(document.getElementById("chart-rps"), samples, "records_per_second", "chart-rps");
-  chart(document.getElementById("chart-lag"), samples, "lag", "chart-lag");
-  chart(document.getElementById("chart-p99"), samples, "latency_p99_ms", "chart-p99");
+// `range` is the x-axis range [from, to]; `emptyText` what a chart with no samples in it says.
+let shown = null;
+export function charts(samples, range, emptyText = "No samples yet") {
+  shown = [samples, range, emptyText];
+  chart(document.getElementById("chart-rps"), samples, "records_per_second", "chart-rps", range, emptyText);
+  chart(document.getElementById("chart-lag"), samples, "lag", "chart-lag", range, emptyText);
+  chart(document.getElementById("chart-p99"), samples, "latency_p99_ms", "chart-p99", range, emptyText);
 }
 onThemeChange(() => {
-  if (shownSamples) charts(shownSamples);
+  if (shown) charts(...shown);
 });

@@ -1,15 +1,6 @@
 // The flow page's pure helpers: what its sections compute from the API's answers before they touch the DOM.
 import { number, timeSpan, when } from "../dom.js";
 
-const WINDOW_MS = 30 * 60 * 1000;
-const MIN_WINDOW_MS = 60 * 1000;
-
-// From the first sample (at most 30 minutes back, at least one minute) to now, so a new flow fills the chart.
-export function xRange(samples, now = Date.now()) {
-  const first = samples.length ? new Date(samples[0].at).getTime() : now;
-  return [new Date(Math.min(Math.max(first, now - WINDOW_MS), now - MIN_WINDOW_MS)), new Date(now)];
-}
-
 // Samples with a break (null) wherever the sampler took none for over three of its usual intervals (the flow or the
 // sampler stopped): the line then stops there instead of sloping across time with no data.
 export function withGaps(samples, key) {
