@@ -64,6 +64,7 @@ def sign_in(page: Page, base_url: str, username: str) -> None:
     """From Mirrorplane's login page through the provider's form."""
     page.goto(f"{base_url}/login/")
     expect(page.locator("input[name=password]")).to_have_count(0)  # local login is off: no password form here
+    shoot(page, "sso-login-page")
     page.get_by_role("link", name="Log in with single sign-on").click()
     page.get_by_label("Provider user").fill(username)
     page.get_by_label("Provider password").fill(PASSWORDS[username])
