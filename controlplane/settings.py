@@ -14,11 +14,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import dj_database_url
+import ldap  # type: ignore[import-untyped]  # python-ldap ships no annotations
 from cryptography.fernet import Fernet
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
+from django_auth_ldap.config import LDAPSearch  # type: ignore[import-untyped]
 from kombu.transport import TRANSPORT_ALIASES
 
+from controlplane.accounts import config as sso_config
 from controlplane.env import env_bool, env_choice, env_int, env_list, env_positive_int, env_secret, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -207,6 +210,64 @@ AXES_LOCKOUT_PARAMETERS: list[str | list[str]] = {
 }[_LOCKOUT_BY]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "ui/locked_out.html"
+
+# --- Single sign-on (OpenID Connect) and LDAP logins; docs/sso.md ------------------------------------------------
+# Both are off unless configured; local accounts log in with a password unless MIRRORPLANE_LOCAL_LOGIN=false. A
+# directory login sets the user's roles from their groups (MIRRORPLANE_*_ROLE_GROUPS) and refuses a user whose groups
+# map to no role. The client secret and the bind password are read with env_secret (or *_FILE) and never echoed.
+MIRRORPLANE_LOCAL_LOGIN = env_bool("MIRRORPLANE_LOCAL_LOGIN", True)
+if not MIRRORPLANE_LOCAL_LOGIN:
+    AUTHENTICATION_BACKENDS.remove("django.contrib.auth.backends.ModelBackend")
+
+MIRRORPLANE_OIDC_ISSUER = env_str("MIRRORPLANE_OIDC_ISSUER", "")
+MIRRORPLANE_OIDC = bool(MIRRORPLANE_OIDC_ISSUER)
+_OIDC_ON = "MIRRORPLANE_OIDC_ISSUER is set"
+OIDC_RP_CLIENT_ID = env_str("MIRRORPLANE_OIDC_CLIENT_ID", "")
+OIDC_RP_CLIENT_SECRET = env_secret("MIRRORPLANE_OIDC_CLIENT_SECRET", "")
+OIDC_RP_SIGN_ALGO = env_choice("MIRRORPLANE_OIDC_SIGN_ALGO", "RS256", ("RS256", "RS384", "RS512", "ES256", "ES384"))
+OIDC_RP_SCOPES = env_str("MIRRORPLANE_OIDC_SCOPES", "openid email profile")
+OIDC_USE_PKCE = True
+OIDC_TIMEOUT = env_positive_int("MIRRORPLANE_OIDC_TIMEOUT_SECONDS", 10)
+OIDC_VERIFY_SSL = env_bool("MIRRORPLANE_OIDC_VERIFY_TLS", True)
+LOGIN_REDIRECT_URL_FAILURE = "/login/"  # mozilla-django-oidc redirects to it as it is
+MIRRORPLANE_OIDC_LABEL = env_str("MIRRORPLANE_OIDC_LABEL", "Log in with single sign-on")
+MIRRORPLANE_OIDC_USERNAME_CLAIM = env_str("MIRRORPLANE_OIDC_USERNAME_CLAIM", "preferred_username")
+MIRRORPLANE_OIDC_GROUPS_CLAIM = env_str("MIRRORPLANE_OIDC_GROUPS_CLAIM", "groups")
+MIRRORPLANE_OIDC_ROLE_GROUPS = sso_config.env_role_groups("MIRRORPLANE_OIDC_ROLE_GROUPS")
+if MIRRORPLANE_OIDC:
+    sso_config.required("MIRRORPLANE_OIDC_CLIENT_ID", OIDC_RP_CLIENT_ID, _OIDC_ON)
+    sso_config.required("MIRRORPLANE_OIDC_CLIENT_SECRET", OIDC_RP_CLIENT_SECRET, _OIDC_ON)
+    sso_config.required("MIRRORPLANE_OIDC_ROLE_GROUPS", MIRRORPLANE_OIDC_ROLE_GROUPS, _OIDC_ON)
+    AUTHENTICATION_BACKENDS.append("controlplane.accounts.backends.OidcBackend")
+
+MIRRORPLANE_LDAP_URL = env_str("MIRRORPLANE_LDAP_URL", "")
+MIRRORPLANE_LDAP = bool(MIRRORPLANE_LDAP_URL)
+_LDAP_ON = "MIRRORPLANE_LDAP_URL is set"
+AUTH_LDAP_SERVER_URI = MIRRORPLANE_LDAP_URL
+AUTH_LDAP_START_TLS = env_bool("MIRRORPLANE_LDAP_START_TLS", False)
+# An empty bind DN binds anonymously to search; a user DN template skips the search and binds as the user.
+AUTH_LDAP_BIND_DN = env_str("MIRRORPLANE_LDAP_BIND_DN", "")
+AUTH_LDAP_BIND_PASSWORD = env_secret("MIRRORPLANE_LDAP_BIND_PASSWORD", "")
+AUTH_LDAP_USER_DN_TEMPLATE = env_str("MIRRORPLANE_LDAP_USER_DN_TEMPLATE", "") or None
+_LDAP_USER_BASE = env_str("MIRRORPLANE_LDAP_USER_SEARCH_BASE", "")
+_LDAP_USER_FILTER = env_str("MIRRORPLANE_LDAP_USER_FILTER", "(uid=%(user)s)")
+_LDAP_GROUP_BASE = env_str("MIRRORPLANE_LDAP_GROUP_SEARCH_BASE", "")
+AUTH_LDAP_GROUP_TYPE = sso_config.ldap_group_type(
+    "MIRRORPLANE_LDAP_GROUP_TYPE", env_str("MIRRORPLANE_LDAP_GROUP_TYPE", "groupOfNames")
+)
+AUTH_LDAP_USER_ATTR_MAP = {"first_name": "givenName", "last_name": "sn", "email": "mail"}
+AUTH_LDAP_CONNECTION_OPTIONS = {ldap.OPT_NETWORK_TIMEOUT: 10, ldap.OPT_TIMEOUT: 10}
+MIRRORPLANE_LDAP_ROLE_GROUPS = sso_config.env_role_groups("MIRRORPLANE_LDAP_ROLE_GROUPS", fold_case=True)
+if MIRRORPLANE_LDAP:
+    if AUTH_LDAP_USER_DN_TEMPLATE is None:
+        _LDAP_WHY = f"{_LDAP_ON} and MIRRORPLANE_LDAP_USER_DN_TEMPLATE is not"
+        _LDAP_USER_BASE = sso_config.required("MIRRORPLANE_LDAP_USER_SEARCH_BASE", _LDAP_USER_BASE, _LDAP_WHY)
+        AUTH_LDAP_USER_SEARCH = LDAPSearch(_LDAP_USER_BASE, ldap.SCOPE_SUBTREE, _LDAP_USER_FILTER)
+    _LDAP_GROUP_BASE = sso_config.required("MIRRORPLANE_LDAP_GROUP_SEARCH_BASE", _LDAP_GROUP_BASE, _LDAP_ON)
+    AUTH_LDAP_GROUP_SEARCH = LDAPSearch(_LDAP_GROUP_BASE, ldap.SCOPE_SUBTREE, "(objectClass=*)")
+    sso_config.required("MIRRORPLANE_LDAP_ROLE_GROUPS", MIRRORPLANE_LDAP_ROLE_GROUPS, _LDAP_ON)
+    AUTHENTICATION_BACKENDS.append("controlplane.accounts.backends.LdapBackend")
+# --- end of single sign-on and LDAP ------------------------------------------------------------------------------
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

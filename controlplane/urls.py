@@ -26,6 +26,7 @@ urlpatterns = [
     path("api/v1/", include("controlplane.ui.api.urls")),
     path("api/v1/", include("controlplane.demo.api.urls")),
     *metrics_urlpatterns,
+    path("", include("controlplane.accounts.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # A browser gets the login page rather than a bare 403 from the API. The split view serves Swagger UI's start-up
     # code as a script file instead of an inline <script>, as the Content-Security-Policy requires.

@@ -39,6 +39,18 @@ def issue(
     return token, secret
 
 
+def refusal_to_issue(user: AbstractBaseUser) -> str | None:
+    """Why ``user`` may not get a new token through the API, or None.
+
+    With MIRRORPLANE_LOCAL_LOGIN=false a local account (one with a usable password) gets no new token: otherwise a
+    token issued before would let it keep renewing its access. Its tokens already issued work until they expire or
+    are revoked, and ``manage.py token create`` (shell access) still issues one.
+    """
+    if not settings.MIRRORPLANE_LOCAL_LOGIN and user.has_usable_password():
+        return "Local login is off (MIRRORPLANE_LOCAL_LOGIN=false): a local account cannot create API tokens."
+    return None
+
+
 def revoke(token: ApiToken, actor: Actor, reason: str = REVOKED) -> None:
     """Delete the token: it stops working at once."""
     before, pk = summary(token), token.pk

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
@@ -36,6 +37,9 @@ class ApiTokenViewSet(
 
     @extend_schema(request=TokenRequestSerializer, responses={201: IssuedTokenSerializer})
     def create(self, request: Request) -> Response:
+        refusal = services.refusal_to_issue(request.user)  # type: ignore[arg-type]  # IsViewer: signed in
+        if refusal is not None:
+            raise PermissionDenied(refusal)
         asked = TokenRequestSerializer(data=request.data)
         asked.is_valid(raise_exception=True)
         presented = request.auth if isinstance(request.auth, ApiToken) else None
