@@ -57,8 +57,10 @@ def replicated_flow(kafka_clusters: dict[str, str]) -> Replicated:
     flow = Flow.objects.create(source=west, target=east, topics=[topic], emit_heartbeats_enabled=False)
     create_topic(kafka_clusters["us-west"], topic)
     create_topic(kafka_clusters["us-east"], remote)
-    produce(kafka_clusters["us-east"], remote, [(b"old", b"old", [], 1) for _ in range(SHIFT)])
-    records = known_records(int(time.time() * 1000) - 60_000)
+    now_ms = int(time.time() * 1000)
+    # Current timestamps: the brokers delete records older than retention.ms, and the log start would move.
+    produce(kafka_clusters["us-east"], remote, [(b"old", b"old", [], now_ms) for _ in range(SHIFT)])
+    records = known_records(now_ms - 60_000)
     produce(kafka_clusters["us-west"], topic, records)
 
     def caught_up() -> bool:
