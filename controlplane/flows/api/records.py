@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
@@ -50,13 +49,76 @@ class FindQuerySerializer(PartitionQuerySerializer):
     offset = serializers.IntegerField(min_value=0, max_value=_INT64, help_text="the source record's offset")
 
 
+class RenderedSerializer(serializers.Serializer[dict[str, Any]]):
+    size = serializers.IntegerField(help_text="bytes, the whole")
+    format = serializers.CharField(allow_null=True, help_text="text, json or hex as shown; null: not shown")
+    shown = serializers.CharField(allow_null=True, help_text="at most 4096 characters; null: the role sees sizes only")
+    truncated = serializers.BooleanField(help_text="`shown` is the start of a longer rendering")
+
+
+class HeaderSerializer(serializers.Serializer[dict[str, Any]]):
+    name = serializers.CharField()
+    value = RenderedSerializer(allow_null=True, help_text="null: a header without a value")
+
+
+class RecordSideSerializer(serializers.Serializer[dict[str, Any]]):
+    offset = serializers.IntegerField()
+    timestamp = serializers.IntegerField(allow_null=True, help_text="ms since the epoch")
+    timestamp_type = serializers.CharField(allow_null=True, help_text="CreateTime or LogAppendTime")
+    key = RenderedSerializer(allow_null=True, help_text="null: a null key")
+    value = RenderedSerializer(allow_null=True, help_text="null: a null value (a tombstone)")
+    headers = HeaderSerializer(many=True)
+
+
+class MatchSerializer(serializers.Serializer[dict[str, Any]]):
+    status = serializers.CharField(
+        help_text="exact, matched (by bytes in a range), range, different, not_copied, not_replicated, deleted, "
+        "unknown, or no_record (find: no source record at that offset)"
+    )
+    target_offset = serializers.IntegerField(allow_null=True, help_text="the copy's offset in the remote topic")
+    target_range = serializers.ListField(
+        child=serializers.IntegerField(), allow_null=True, help_text="[first, last] offsets the copy lies in"
+    )
+    reason = serializers.CharField(allow_blank=True, help_text="how it is known, or why it cannot be")
+
+
+class RecordRowSerializer(serializers.Serializer[dict[str, Any]]):
+    source = RecordSideSerializer()
+    target = RecordSideSerializer(allow_null=True, help_text="the copy; null when not found")
+    match = MatchSerializer()
+
+
+class PartitionOffsetsSerializer(serializers.Serializer[dict[str, Any]]):
+    start_offset = serializers.IntegerField()
+    end_offset = serializers.IntegerField()
+
+
+class RecordsSerializer(serializers.Serializer[dict[str, Any]]):
+    topic = serializers.CharField()
+    partition = serializers.IntegerField()
+    remote_topic = serializers.CharField(help_text="its name in the target, by the flow's replication policy")
+    contents = serializers.BooleanField(help_text="false: sizes and header names only (the viewer role)")
+    render = serializers.CharField(allow_null=True)
+    source = PartitionOffsetsSerializer()
+    target = PartitionOffsetsSerializer(help_text="the remote partition")
+    records = RecordRowSerializer(many=True)
+    next_offset = serializers.IntegerField(allow_null=True, help_text="where the next page starts")
+
+
+class FindSerializer(MatchSerializer):
+    topic = serializers.CharField()
+    partition = serializers.IntegerField()
+    offset = serializers.IntegerField(help_text="the source record's offset")
+    remote_topic = serializers.CharField()
+
+
 class FlowRecordsViewSet(viewsets.GenericViewSet[Flow]):
     """Reads of a flow's records; each is a few bounded Kafka reads (``controlplane.flows.records``)."""
 
     queryset = Flow.objects.select_related("source", "target").order_by("pk")
     permission_classes = [IsViewer]
 
-    @extend_schema(parameters=[RecordsQuerySerializer], responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=[RecordsQuerySerializer], responses=RecordsSerializer)
     @action(detail=True, methods=["get"], url_path="records")
     def records(self, request: Request, pk: str | None = None) -> Response:
         """Up to 50 source records from an offset or a timestamp, each beside its copy in the remote topic."""
@@ -66,14 +128,14 @@ class FlowRecordsViewSet(viewsets.GenericViewSet[Flow]):
         found = records.records(flow, RecordQuery(**query, contents=contents))
         if contents:
             record(request.user, RECORDS_READ, flow, after=_audited(found))
-        return Response(found)
+        return Response(RecordsSerializer(found).data)
 
-    @extend_schema(parameters=[FindQuerySerializer], responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=[FindQuerySerializer], responses=FindSerializer)
     @action(detail=True, methods=["get"], url_path="records/find")
     def find(self, request: Request, pk: str | None = None) -> Response:
         """The target offset of one source record's copy, or why it cannot be given exactly."""
         query = _query(request, FindQuerySerializer)
-        return Response(records.find(self.get_object(), **query))
+        return Response(FindSerializer(records.find(self.get_object(), **query)).data)
 
 
 def _query(request: Request, serializer_class: type[serializers.Serializer[dict[str, Any]]]) -> dict[str, Any]:
