@@ -9,10 +9,13 @@ import time
 from dataclasses import dataclass
 
 from confluent_kafka import KafkaException, Producer
+from confluent_kafka.admin import AdminClient
 
 from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from controlplane.flows.services import flow_config
+from replication.kafka.internaltopics import OFFSET_SYNCS_CONFIG, ensure_topic, offset_syncs_cluster, offset_syncs_topic
+from replication.mm2.records import OffsetSync
 from tests.support.kafka import create_topic, end_offsets, unique_topic
 from tests.support.translation import replicate
 
@@ -70,4 +73,30 @@ def replicated_flow(kafka_clusters: dict[str, str]) -> Replicated:
             return False
 
     replicate(flow_config(flow), caught_up, what=f"{remote} caught up")
+    return Replicated(flow, topic, remote, records)
+
+
+def mm2_synced_flow(kafka_clusters: dict[str, str], syncs: list[tuple[int, int]]) -> Replicated:
+    """A flow whose copies (SHIFT + 2 unrelated records first, then records 0..COUNT-1 in order) and offset syncs
+    are written as MirrorMaker 2 writes them: syncs without Mirrorplane's header, one now and then."""
+    west = Cluster.objects.create(alias="us-west", bootstrap_servers=kafka_clusters["us-west"])
+    east = Cluster.objects.create(alias="us-east", bootstrap_servers=kafka_clusters["us-east"])
+    topic = unique_topic("records-mm2")
+    remote = f"us-west.{topic}"
+    flow = Flow.objects.create(source=west, target=east, topics=[topic], emit_heartbeats_enabled=False)
+    config = flow_config(flow)
+    create_topic(kafka_clusters["us-west"], topic)
+    create_topic(kafka_clusters["us-east"], remote)
+    now_ms = int(time.time() * 1000)
+    records = known_records(now_ms - 60_000)
+    produce(kafka_clusters["us-west"], topic, records)
+    unrelated = [(b"other", b"other", [], now_ms) for _ in range(SHIFT + 2)]
+    produce(kafka_clusters["us-east"], remote, unrelated + records)
+    cluster = offset_syncs_cluster(config)
+    ensure_topic(AdminClient(dict(cluster.client)), offset_syncs_topic(config), OFFSET_SYNCS_CONFIG)
+    producer = Producer(dict(cluster.client))
+    for upstream, downstream in syncs:
+        sync = OffsetSync(topic, 0, upstream, downstream)
+        producer.produce(offset_syncs_topic(config), sync.value_bytes(), sync.key_bytes(), 0)
+    assert producer.flush(30) == 0
     return Replicated(flow, topic, remote, records)

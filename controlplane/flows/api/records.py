@@ -83,7 +83,8 @@ class MatchSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class RecordRowSerializer(serializers.Serializer[dict[str, Any]]):
-    source = RecordSideSerializer()
+    # A field named "source" shadows Field.source (a str) in the stubs; DRF itself reads fields from `fields`.
+    source = RecordSideSerializer()  # type: ignore[assignment]
     target = RecordSideSerializer(allow_null=True, help_text="the copy; null when not found")
     match = MatchSerializer()
 
@@ -99,7 +100,7 @@ class RecordsSerializer(serializers.Serializer[dict[str, Any]]):
     remote_topic = serializers.CharField(help_text="its name in the target, by the flow's replication policy")
     contents = serializers.BooleanField(help_text="false: sizes and header names only (the viewer role)")
     render = serializers.CharField(allow_null=True)
-    source = PartitionOffsetsSerializer()
+    source = PartitionOffsetsSerializer()  # type: ignore[assignment]  # as RecordRowSerializer.source
     target = PartitionOffsetsSerializer(help_text="the remote partition")
     records = RecordRowSerializer(many=True)
     next_offset = serializers.IntegerField(allow_null=True, help_text="where the next page starts")

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 from controlplane.audit.models import AuditRecord
 from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
-from tests.support.records import COUNT, SHIFT, known_records, produce, replicated_flow
+from tests.support.records import COUNT, SHIFT, known_records, mm2_synced_flow, produce, replicated_flow
 
 Api = Callable[[str | None], APIClient]
 
@@ -126,6 +126,30 @@ def test_records_are_shown_beside_their_copies_found_by_offset_syncs(api: Api, k
     bad_partition = operator.get(url(flow), {"topic": seeded.topic, "partition": 3})
     assert bad_partition.status_code == 400
     assert bad_partition.json() == {"partition": [f"{seeded.topic!r} has partitions 0..0"]}
+
+
+@pytest.mark.kafka
+@pytest.mark.django_db
+def test_mm2s_sparse_syncs_give_a_range_and_the_copy_is_found_in_it_by_its_bytes(
+    api: Api, kafka_clusters: dict[str, str]
+) -> None:
+    first = SHIFT + 2  # the copy of source offset 0
+    seeded = mm2_synced_flow(kafka_clusters, [(0, first), (8, first + 8)])
+    response = api("viewer").get(url(seeded.flow), {"topic": seeded.topic, "partition": 0, "limit": COUNT})
+    assert response.status_code == 200, response.content
+    rows = response.json()["records"]
+    found = [(r["source"]["offset"], r["match"]["status"], r["match"]["target_offset"]) for r in rows]
+    assert found == [(i, "exact" if i in (0, 8) else "matched", first + i) for i in range(COUNT)]
+    assert [r["match"]["target_range"] for r in rows][2:4] == [[first + 1, first + 7]] * 2
+    assert rows[9]["match"]["target_range"] == [first + 9, first + 9]  # past the last sync: up to the end
+
+    find = api("viewer").get(url(seeded.flow, "find/"), {"topic": seeded.topic, "partition": 0, "offset": 3}).json()
+    assert (find["status"], find["target_offset"], find["target_range"]) == (
+        "matched",
+        first + 3,
+        [first + 1, first + 7],
+    )
+    assert find["reason"].startswith("MirrorMaker 2's offset syncs are sparse: the copy is between downstream offsets")
 
 
 @pytest.mark.django_db
