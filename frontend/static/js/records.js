@@ -4,6 +4,7 @@
 // (GET .../records/find/). A viewer's answer has sizes and header names but no bytes: the cells say so.
 import { get, latest } from "./api.js";
 import { alert, clear, el, table } from "./dom.js";
+import { bytes, matchText, parseTime, stamp } from "./records-format.js";
 
 const root = document.getElementById("records");
 const flowId = root.dataset.id;
@@ -11,30 +12,6 @@ const base = `/api/v1/flows/${flowId}/records/`;
 const box = (id) => document.getElementById(id);
 const begin = latest();
 let lastQuery = null;
-
-const pad = (n, width = 2) => String(n).padStart(width, "0");
-
-// Local time, 24-hour, to the millisecond: "2026-11-29 13:05:01.123" (the time input reads the same form).
-function stamp(ms) {
-  if (ms === null || ms === undefined) return "–";
-  const d = new Date(ms);
-  const day = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
-  return `${day} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
-}
-
-// "2026-11-29 13:05" or "2026-11-29 13:05:30" in local time, as epoch ms; null when it is not that form.
-function parseTime(text) {
-  const m = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2}))?$/.exec(text.trim());
-  if (!m) return null;
-  const [, y, mo, d, h, mi, s] = m.map(Number);
-  if (h > 23 || mi > 59 || (s || 0) > 59) return null;
-  const date = new Date(y, mo - 1, d, h, mi, s || 0);
-  return Number.isNaN(date.getTime()) ? null : date.getTime();
-}
-
-function bytes(size) {
-  return size === 1 ? "1 byte" : `${size.toLocaleString("en-US")} bytes`;
-}
 
 // One key, value or header value: its rendering, or its size alone when the role may not see it.
 function shown(rendered, render) {
@@ -71,14 +48,6 @@ function side(record, render, which) {
     el("td", { "data-side": which, "data-field": "value" }, shown(record.value, render)),
     el("td", {}, headers(record.headers, render)),
   ];
-}
-
-function matchText(match) {
-  if (match.target_offset !== null && ["exact", "matched"].includes(match.status)) {
-    return `${match.status} at target offset ${match.target_offset}`;
-  }
-  const span = match.target_range ? ` (target offsets ${match.target_range[0]}..${match.target_range[1]})` : "";
-  return `${match.status.replace("_", " ")}${span}`;
 }
 
 async function find(topic, partition, offset, cell) {
