@@ -27,6 +27,7 @@ NOT_COPIED = "not_copied"  # the syncs say the flow dropped it
 NOT_REPLICATED = "not_replicated"  # not replicated yet: past what the syncs (or the remote topic) reach
 DELETED = "deleted"  # its copy's position is below the remote partition's log start
 UNKNOWN = "unknown"  # no sync covers it
+NO_RECORD = "no_record"  # the source partition has no record at that offset
 Fingerprint = tuple[bytes | None, bytes | None, tuple[tuple[str, bytes | None], ...]]
 
 

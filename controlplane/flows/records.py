@@ -20,7 +20,7 @@ from rest_framework.exceptions import ValidationError
 
 from controlplane.clusters.reads import reading
 from controlplane.flows.models import Flow
-from controlplane.flows.recordmatch import Fingerprint, Location, candidate, confirm, fingerprint
+from controlplane.flows.recordmatch import NO_RECORD, Fingerprint, Location, candidate, confirm, fingerprint
 from controlplane.flows.recordrender import Render, headers_rendered, rendered
 from controlplane.flows.services import flow_config
 from replication.clientlog import logged
@@ -61,14 +61,15 @@ def find(flow: Flow, topic: str, partition: int, offset: int) -> dict[str, Any]:
     """The copy of one source record: its target offset, or the reason it cannot be given."""
     found = records(flow, RecordQuery(topic, partition, offset=offset, limit=1, contents=False))
     row = found["records"][0] if found["records"] else None
-    if row is None or row["source"]["offset"] != offset:
-        where = found["source"]
-        reason = f"no record at offset {offset} of the source partition (offsets {where['start_offset']}.."
-        location = Location("no_record", reason + f"{where['end_offset'] - 1}, or removed by compaction)")
-        match = location.as_dict()
-    else:
-        match = row["match"]
+    match = row["match"] if row is not None and row["source"]["offset"] == offset else _no_record(found, offset)
     return {"topic": topic, "partition": partition, "offset": offset, "remote_topic": found["remote_topic"], **match}
+
+
+def _no_record(found: dict[str, Any], offset: int) -> dict[str, Any]:
+    low, high = found["source"]["start_offset"], found["source"]["end_offset"]
+    where = f"offsets {low}..{high - 1}" if high > low else "the partition is empty"
+    reason = f"no record at offset {offset} of the source partition ({where}; compaction and transaction markers "
+    return Location(NO_RECORD, reason + "leave gaps)").as_dict()
 
 
 def _checked(flow: Flow, topic: str) -> FlowConfig:
