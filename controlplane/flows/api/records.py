@@ -25,7 +25,12 @@ _INT64 = 2**63 - 1
 
 
 class PartitionQuerySerializer(StrictInput, serializers.Serializer[dict[str, Any]]):
-    topic = serializers.CharField(max_length=249, help_text="a source topic the flow replicates")
+    topic = serializers.RegexField(
+        r"^[a-zA-Z0-9._-]+$",
+        max_length=249,
+        help_text="a source topic the flow replicates",
+        error_messages={"invalid": "not a Kafka topic name (letters, digits, '.', '_' and '-')"},
+    )
     partition = serializers.IntegerField(min_value=0, max_value=2**31 - 1)
 
 

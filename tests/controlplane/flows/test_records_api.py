@@ -167,6 +167,10 @@ def test_bad_input_is_a_400_naming_the_parameter(api: Api) -> None:
         ({"topic": "orders", "partition": -1}, {"partition": ["Ensure this value is greater than or equal to 0."]}),
         ({"topic": "orders", "partition": 0, "render": "xml"}, {"render": ['"xml" is not a valid choice.']}),
         (
+            {"topic": "or ders", "partition": 0},
+            {"topic": ["not a Kafka topic name (letters, digits, '.', '_' and '-')"]},
+        ),
+        (
             {"topic": "orders", "partition": 0, "offset": 1, "timestamp": 5},
             {"timestamp": ["give an offset or a timestamp, not both"]},
         ),
