@@ -36,6 +36,9 @@ urlpatterns = [
     ),
     path("flows/<int:pk>/", Page.as_view(**flows, template_name="ui/flow_detail.html"), name="page-flow"),
     path("flows/<int:pk>/edit/", Page.as_view(**flow_form), name="page-flow-edit"),
+    path(
+        "flows/<int:pk>/records/", Page.as_view(**flows, template_name="ui/flow_records.html"), name="page-flow-records"
+    ),
     path("alerts/", Page.as_view(template_name="ui/alerts.html", nav="alerts"), name="page-alerts"),
     path("audit/", Page.as_view(template_name="ui/audit.html", nav="audit"), name="page-audit"),
     path(

@@ -31,7 +31,7 @@ from controlplane.accounts.models import ApiToken
 from controlplane.clusters import browse, reads
 from controlplane.clusters import services as cluster_services
 from controlplane.clusters.models import Cluster
-from controlplane.flows import mirror, offsets
+from controlplane.flows import mirror, offsets, records
 from controlplane.flows.models import Flow
 from controlplane.wsgi import application
 from replication.offsets.mirrorclient import MirrorClient
@@ -73,6 +73,13 @@ class _NoKafkaAdmin:
 
     def list_consumer_group_offsets(self, requests: list[Any], **kwargs: Any) -> dict[str, Future[Any]]:
         return {r.group_id: _done(ConsumerGroupTopicPartitions(r.group_id, [])) for r in requests}
+
+
+def _no_records(config: Any, remote: str, query: Any) -> dict[str, Any]:
+    """An empty source partition and remote partition, instead of dialling."""
+    empty = {"start_offset": 0, "end_offset": 0}
+    fields = {"topic": query.topic, "partition": query.partition, "remote_topic": remote, "contents": True}
+    return {**fields, "render": query.render, "source": empty, "target": empty, "records": [], "next_offset": None}
 
 
 def _done(value: Any) -> Future[Any]:
@@ -119,6 +126,7 @@ def seeded(db: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(browse, "admin", lambda cluster: _NoKafkaAdmin())
     monkeypatch.setattr(offsets, "checkpoints", lambda flow, group=None: [])
     monkeypatch.setattr(offsets, "translated_offsets", lambda flow, group: [])
+    monkeypatch.setattr(records, "_read", _no_records)
     admin = User.objects.create_superuser("fuzz-admin", password="unused")
     _admin_token["secret"] = ApiToken.objects.create(user=admin)[1]
     west, east, backup = (

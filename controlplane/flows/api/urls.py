@@ -4,6 +4,7 @@ from rest_framework.routers import SimpleRouter
 
 from controlplane.flows.api.browse import ClusterBrowseViewSet
 from controlplane.flows.api.mirror import ClusterMirrorViewSet
+from controlplane.flows.api.records import FlowRecordsViewSet
 from controlplane.flows.api.views import FlowViewSet
 
 router = SimpleRouter()
@@ -15,6 +16,8 @@ router.register("flows", FlowViewSet)
 _mirror = SimpleRouter()
 _mirror.register("clusters", ClusterMirrorViewSet, basename="cluster")
 _mirror.register("clusters", ClusterBrowseViewSet, basename="cluster-browse")
+# A flow's records, here too: a second "flows" entry in the merged router would take the first's place in the root.
+_mirror.register("flows", FlowRecordsViewSet, basename="flow-records")
 cluster_read_urlpatterns = _mirror.urls
 
 urlpatterns = router.urls + cluster_read_urlpatterns
