@@ -3,6 +3,8 @@ in ``choices.py``)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import template
 
 from controlplane.alerts.choices import CLUSTER_KINDS, AlertKind, TargetKind
@@ -11,7 +13,7 @@ register = template.Library()
 
 
 @register.simple_tag
-def alert_choices() -> dict[str, list[list[str]]]:
+def alert_choices() -> dict[str, list[Any]]:
     return {
         "kinds": [[str(value), str(label)] for value, label in AlertKind.choices],
         "clusterKinds": sorted(str(kind) for kind in CLUSTER_KINDS),

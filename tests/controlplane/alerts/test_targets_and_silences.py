@@ -7,6 +7,7 @@ from __future__ import annotations
 import email
 import socket
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from email import policy
 from email.message import EmailMessage
 from typing import Any
@@ -160,7 +161,7 @@ def test_a_test_send_reaches_the_slack_receiver_and_returns_its_status_audited_b
     assert path == f"/hooks/{TOKEN}"
     assert list(body) == ["text"] and "test notification to chat" in body["text"]
     (audited,) = AuditRecord.objects.filter(action="alert_webhook.test")
-    assert (audited.actor_username, audited.after["delivered"]) == ("admin-user", True)
+    assert (audited.actor_username, (audited.after or {})["delivered"]) == ("admin-user", True)
     assert api("admin").post(url, {"extra": 1}, format="json").json() == {"extra": ["Unknown field."]}
 
 
@@ -255,9 +256,7 @@ def test_a_silence_of_another_flow_or_kind_does_not_hold_the_alert(
     AlertRule.objects.create(kind=AlertKind.LAG_RECORDS, threshold=1000, for_seconds=0)
     slack("chat", hook.url)
     now = timezone.now()
-    Silence.objects.create(
-        kind=AlertKind.DATA_LOSS, reason="r", starts_at=now, ends_at=now + timezone.timedelta(hours=1)
-    )
+    Silence.objects.create(kind=AlertKind.DATA_LOSS, reason="r", starts_at=now, ends_at=now + timedelta(hours=1))
     set_status(running(lag=7000))
     evaluate(timezone.now())
     assert len(hook.bodies) == 1
