@@ -316,7 +316,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     # A failover's step is named in several places (the failover, its stepper, an abort): one enum for all.
-    "ENUM_NAME_OVERRIDES": {"StepEnum": "controlplane.failover.choices.Step"},
+    "ENUM_NAME_OVERRIDES": {
+        "StepEnum": "controlplane.failover.choices.Step",
+        "AlertKindEnum": "controlplane.alerts.choices.AlertKind",
+        "TargetKindEnum": "controlplane.alerts.choices.TargetKind",
+    },
     # Every operation's 400/401/403/404/415/429 answers and their bodies, documented once rather than on each view.
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
