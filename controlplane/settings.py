@@ -379,7 +379,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     # A failover's step is named in several places (the failover, its stepper, an abort): one enum for all.
-    "ENUM_NAME_OVERRIDES": {"StepEnum": "controlplane.failover.choices.Step"},
+    "ENUM_NAME_OVERRIDES": {
+        "StepEnum": "controlplane.failover.choices.Step",
+        "AlertKindEnum": "controlplane.alerts.choices.AlertKind",
+        "TargetKindEnum": "controlplane.alerts.choices.TargetKind",
+    },
     # Every operation's 400/401/403/404/415/429 answers and their bodies, documented once rather than on each view.
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
@@ -427,6 +431,17 @@ MIRRORPLANE_ALERT_INTERVAL_SECONDS = env_positive_int("MIRRORPLANE_ALERT_INTERVA
 # Host names a webhook may name although they resolve to loopback, link-local, private or other internal
 # addresses (webhooks reach public addresses only otherwise): comma-separated, compared case-insensitively.
 MIRRORPLANE_WEBHOOK_ALLOWED_HOSTS = env_list("MIRRORPLANE_WEBHOOK_ALLOWED_HOSTS", [])
+# --- E-mail notification targets (alerts): Django's SMTP backend, the deployment's own server. ---
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_positive_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_secret("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+EMAIL_TIMEOUT = env_positive_int("EMAIL_TIMEOUT", 5)  # seconds: a test send waits for it in a web request
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "mirrorplane@localhost")
+# --- end of e-mail notification targets ---
 # Analytics: the facts lake flows write and the jobs read (default <state dir>/lake), whether flows write facts at
 # all (a flow can also opt out, or name its own lake), and an optional Spark master URL.
 MIRRORPLANE_FACTS_LAKE = env_str("MIRRORPLANE_FACTS_LAKE", "")

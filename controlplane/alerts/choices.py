@@ -34,3 +34,15 @@ class AlertState(models.TextChoices):
 
 
 OPEN = (AlertState.PENDING, AlertState.FIRING)
+
+
+class TargetKind(models.TextChoices):
+    """How a notification target is told: Alertmanager's webhook JSON, a Slack-compatible ``{"text": ...}`` POST to
+    an incoming-webhook URL, or an e-mail through Django's mail backend (the ``EMAIL_*`` settings)."""
+
+    WEBHOOK = "webhook", "Webhook (Alertmanager JSON)"
+    SLACK = "slack", "Slack-compatible incoming webhook"
+    EMAIL = "email", "E-mail"
+
+
+URL_KINDS = frozenset({TargetKind.WEBHOOK, TargetKind.SLACK})

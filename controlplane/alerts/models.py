@@ -1,11 +1,15 @@
-"""Alert rules (global defaults and per-flow overrides), the alerts they raise, and the webhooks told about them."""
+"""Alert rules (global defaults and per-flow overrides), the alerts they raise, the targets told about them, and
+the silences and acknowledgements that keep a notification from being sent."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from controlplane.alerts.choices import OPEN, AlertKind, AlertState
+from controlplane.alerts.choices import OPEN, AlertKind, AlertState, TargetKind
 
 
 class AlertRule(models.Model):
@@ -56,6 +60,14 @@ class Alert(models.Model):
     started_at = models.DateTimeField(help_text="when the condition was first seen")
     fired_at = models.DateTimeField(null=True, blank=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
+    acknowledged_at = models.DateTimeField(null=True, blank=True)
+    acknowledged_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    acknowledged_note = models.CharField(max_length=500, blank=True, default="")
+    notify_held = models.BooleanField(
+        default=False, help_text="its firing was not sent (silenced): sent once no silence holds, unless acknowledged"
+    )
 
     class Meta:
         ordering = ["-started_at", "-id"]
@@ -71,12 +83,15 @@ class Alert(models.Model):
 
 
 class WebhookTarget(models.Model):
-    """An HTTP endpoint that receives alerts as JSON (the Alertmanager webhook format). Its URL may carry a token,
-    so it is stored encrypted like cluster passwords and never shown whole: only its scheme and host."""
+    """A notification target: an HTTP endpoint that receives alerts as JSON (the Alertmanager webhook format, or
+    Slack's ``{"text": ...}``), or e-mail recipients. A URL may carry a token, so it is stored encrypted like cluster
+    passwords and never shown whole: only its scheme and host."""
 
     name = models.CharField(max_length=64, unique=True)
-    url_encrypted = models.TextField(editable=False)
+    kind = models.CharField(max_length=16, choices=TargetKind.choices, default=TargetKind.WEBHOOK)
+    url_encrypted = models.TextField(editable=False, blank=True, default="")
     url_origin = models.CharField(max_length=300, editable=False, help_text="scheme://host[:port], for display")
+    recipients = models.JSONField(default=list, blank=True, help_text="e-mail addresses (e-mail targets)")
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_sent_at = models.DateTimeField(null=True, blank=True)
@@ -88,3 +103,37 @@ class WebhookTarget(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class Silence(models.Model):
+    """While it holds (``starts_at`` to ``ends_at``), the alerts it matches send no notification; they still show,
+    marked silenced. It matches an alert of its ``rule`` or ``kind`` (at least one is set) and, when set, of its flow
+    or cluster. Expiring it early sets ``ends_at`` to now; it is kept, with who made it, for the record."""
+
+    kind = models.CharField(max_length=32, choices=AlertKind.choices, blank=True, default="")
+    rule = models.ForeignKey(AlertRule, null=True, blank=True, on_delete=models.CASCADE, related_name="silences")
+    flow = models.ForeignKey("flows.Flow", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    cluster = models.ForeignKey("clusters.Cluster", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    reason = models.CharField(max_length=500)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    starts_at = models.DateTimeField()
+    ends_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-ends_at", "-id"]
+        indexes = [models.Index(fields=["ends_at"], name="silence_ends_at")]
+
+    def __str__(self) -> str:
+        return f"silence {self.pk} ({self.kind or f'rule {self.rule_id}'})"
+
+    def matches(self, alert: Alert, now: datetime) -> bool:
+        return (
+            self.starts_at <= now < self.ends_at
+            and (not self.kind or alert.kind == self.kind)
+            and (self.rule_id is None or alert.rule_id == self.rule_id)
+            and (self.flow_id is None or alert.flow_id == self.flow_id)
+            and (self.cluster_id is None or alert.cluster_id == self.cluster_id)
+        )

@@ -2,9 +2,10 @@ from __future__ import annotations
 
 from rest_framework.routers import DefaultRouter
 
-from controlplane.alerts.api.views import AlertRuleViewSet, AlertViewSet, WebhookTargetViewSet
+from controlplane.alerts.api.views import AlertRuleViewSet, AlertViewSet, SilenceViewSet, WebhookTargetViewSet
 
 router = DefaultRouter()
 router.register("alerts", AlertViewSet)
 router.register("alert-rules", AlertRuleViewSet)
 router.register("alert-webhooks", WebhookTargetViewSet)
+router.register("alert-silences", SilenceViewSet)

@@ -1,5 +1,6 @@
 """Beat's alert evaluation: readings against rules, alerts opened, fired and resolved in short transactions, each
-change audited, and the webhooks told after the changes are committed (no network I/O in a transaction)."""
+change audited, and the targets told after the changes are committed (no network I/O in a transaction), except
+of what a silence or an acknowledgement holds back (``silences``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from django.utils import timezone
 
 from controlplane.alerts.choices import OPEN, AlertState
 from controlplane.alerts.models import Alert
-from controlplane.alerts.services import webhooks
+from controlplane.alerts.services import silences, webhooks
 from controlplane.alerts.services.figures import Reading, readings
 from controlplane.audit.services import record, snapshot
 
@@ -19,7 +20,7 @@ log = logging.getLogger(__name__)
 
 
 def evaluate(now: datetime | None = None) -> list[Alert]:
-    """One evaluation; returns the alerts that fired or resolved now (and were sent to the webhooks)."""
+    """One evaluation; returns the alerts that fired or resolved now (sent to the targets unless silenced)."""
     now = now or timezone.now()
     open_alerts = {(a.kind, a.subject): a for a in Alert.objects.filter(state__in=OPEN)}
     changed: list[Alert] = []
@@ -32,8 +33,7 @@ def evaluate(now: datetime | None = None) -> list[Alert]:
         # No data: an open alert stays as it was. It neither fires nor resolves on a figure nobody reported.
     for alert in open_alerts.values():  # its rule was disabled or deleted, or its flow or cluster is gone
         changed += _cleared(alert, f"{alert.name}: no rule applies any more", now)
-    if changed:
-        webhooks.notify(changed)
+    webhooks.notify(silences.to_notify(changed, now))
     return changed
 
 

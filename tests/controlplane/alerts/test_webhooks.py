@@ -313,6 +313,7 @@ def test_a_delivery_is_audited_once_by_the_system_with_the_urls_origin_only(
         "ops": {
             "id": ops.pk,
             "webhook": "ops",
+            "kind": "webhook",
             "origin": f"http://127.0.0.1:{hook.server.server_port}",
             "alerts": [alert.pk],
             "delivered": True,
@@ -334,7 +335,7 @@ def test_a_failed_delivery_is_audited_as_undelivered_and_what_the_address_answer
 
     audited = deliveries()
     outcomes = {name: (row["alerts"], row["delivered"], set(row)) for name, row in audited.items()}
-    keys = {"id", "webhook", "origin", "alerts", "delivered"}
+    keys = {"id", "webhook", "kind", "origin", "alerts", "delivered"}
     assert outcomes == {"broken": ([alert.pk], False, keys), "refused": ([alert.pk], False, keys)}
     assert audited["refused"]["origin"] == "http://127.0.0.1:1"
     # The status and the error, which the targets keep for admins, never reach the audit log every role reads.
