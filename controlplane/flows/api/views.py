@@ -25,6 +25,7 @@ from controlplane.flows.api.parsers import PlainTextParser
 from controlplane.flows.api.serializers import (
     CheckpointSerializer,
     CheckpointsQuerySerializer,
+    ExportQuerySerializer,
     FlowSerializer,
     GroupQuerySerializer,
     ImportQuerySerializer,
@@ -94,13 +95,19 @@ class FlowViewSet(AuditedModelViewSet[Flow]):
         query = self.query(GroupQuerySerializer)
         return Response(offsets.translated_offsets(self.get_object(), query["group"]))
 
-    @extend_schema(responses={(200, "text/plain"): OpenApiTypes.STR})
+    @extend_schema(parameters=[ExportQuerySerializer], responses={(200, "text/plain"): OpenApiTypes.STR})
     @action(detail=False, methods=["get"])
     def export(self, request: Request) -> HttpResponse:
-        """Every flow as a MirrorMaker 2 properties file (passwords written as ********)."""
-        text = mm2.export_properties(self.get_queryset())
-        self.audit("export", None, after={"flows": self.get_queryset().count()})
-        return HttpResponse(text, content_type="text/plain; charset=utf-8")
+        """Every flow, or the flows named by ``flows``, as a MirrorMaker 2 properties file (passwords written as
+        ********); a file of chosen flows names only their clusters."""
+        chosen = self.query(ExportQuerySerializer).get("flows")
+        flows = self.get_queryset() if chosen is None else self.get_queryset().filter(pk__in=chosen)
+        text = mm2.export_properties(flows)
+        self.audit("export", None, after={"flows": len(chosen) if chosen is not None else flows.count()})
+        response = HttpResponse(text, content_type="text/plain; charset=utf-8")
+        if chosen is not None and len(chosen) == 1:
+            response["Content-Disposition"] = f'attachment; filename="mirrorplane-flow-{chosen[0]}.properties"'
+        return response
 
     @extend_schema(
         request={"application/json": PropertiesSerializer, "text/plain": OpenApiTypes.STR},

@@ -414,3 +414,27 @@ def test_an_import_whose_flow_contradicts_its_workers_exactly_once_support_names
         "backup.exactly.once.source.support = enabled: remove one of them"
     ]
     assert Flow.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_one_flow_exports_alone_with_only_its_clusters_and_round_trips(api: Api) -> None:
+    assert import_text(api, ACTIVE_ACTIVE).status_code == 201
+    wanted = Flow.objects.get(source__alias="us-west", target__alias="backup")
+    response = api("viewer").get(f"/api/v1/flows/export/?flows={wanted.pk}")
+    assert response.status_code == 200
+    assert response["Content-Disposition"] == f'attachment; filename="mirrorplane-flow-{wanted.pk}.properties"'
+    text = response.content.decode()
+    assert flows_of(text) == {"us-west->backup": flows_of(ACTIVE_ACTIVE)["us-west->backup"]}
+    clusters = parse_properties(text)["clusters"]
+    assert sorted(c.strip() for c in clusters.split(",")) == ["backup", "us-west"]
+    record = AuditRecord.objects.filter(action="flow.export").latest("pk")
+    assert record.after == {"flows": 1}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("query", "field"), [("flows=abc", "flows"), ("flows=999999", "flows"), ("flows=", "flows"), ("flow=1", "flow")]
+)
+def test_a_bad_export_query_is_a_400_naming_the_field(api: Api, query: str, field: str) -> None:
+    response = api("viewer").get(f"/api/v1/flows/export/?{query}")
+    assert response.status_code == 400 and field in response.json(), response.content
