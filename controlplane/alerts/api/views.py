@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import Case, IntegerField, QuerySet, Value, When
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
@@ -8,6 +10,7 @@ from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
+from rest_framework.response import Response
 
 from controlplane.alerts.api.rulesfile import PrometheusRulesFileSerializer
 from controlplane.alerts.api.serializers import AlertRuleSerializer, AlertSerializer, WebhookTargetSerializer
@@ -23,7 +26,7 @@ FILTERS = [
 ]
 
 
-class AlertViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class AlertViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Alert]):
     """Alerts, firing first, then the rest newest first; ``?state=`` and ``?flow=`` filter; ``?limit=`` pages."""
 
     queryset = Alert.objects.all()
@@ -48,7 +51,7 @@ class AlertViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         return rows
 
     @extend_schema(parameters=FILTERS)
-    def list(self, request: Request, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().list(request, *args, **kwargs)
 
     @extend_schema(responses={(200, "text/yaml"): PrometheusRulesFileSerializer})
