@@ -20,11 +20,6 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("controlplane.api_urls")),
-    path("api/v1/", include("controlplane.orchestration.api.urls")),
-    path("api/v1/", include("controlplane.reports.api.urls")),
-    path("api/v1/", include("controlplane.monitoring.api.urls")),
-    path("api/v1/", include("controlplane.ui.api.urls")),
-    path("api/v1/", include("controlplane.demo.api.urls")),
     *metrics_urlpatterns,
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # A browser gets the login page rather than a bare 403 from the API. The split view serves Swagger UI's start-up
