@@ -4,7 +4,7 @@
                                      [--server gunicorn|runserver] [--port 18830]
 
 Seeds `--flows` flows of 8 partitions each, plus one flow of `--partitions` partitions in 4 tasks (10k by default),
-every task's report stored as a running task stores it (services/reports.py).
+every task's report stored as a running task stores it (services/taskreports.py).
 
 Times requests over HTTP, one at a time with a token, against a server process on a fresh SQLite database under
 var/bench-api (or DATABASE_URL): `gunicorn` (one sync worker, debug off, as docker/ deploys it) or `runserver`
@@ -56,7 +56,7 @@ def _seed(clusters: int, flows: int) -> list[int]:
     from controlplane.clusters.models import Cluster
     from controlplane.flows.models import Flow
     from controlplane.orchestration.models import TaskAssignment
-    from controlplane.orchestration.services.reports import Reporter
+    from controlplane.orchestration.services.taskreports import Reporter
     from replication.metrics.registry import MetricsRegistry
 
     objs = Cluster.objects.bulk_create(
@@ -95,7 +95,7 @@ def _seed_big(partitions: int, tasks: int = 4) -> int:
     from controlplane.clusters.models import Cluster
     from controlplane.flows.models import Flow
     from controlplane.orchestration.models import TaskAssignment
-    from controlplane.orchestration.services.reports import Reporter
+    from controlplane.orchestration.services.taskreports import Reporter
     from replication.metrics.registry import MetricsRegistry
 
     a = Cluster.objects.create(alias="big-src", bootstrap_servers="10.1.0.1:9092")

@@ -203,11 +203,12 @@ AXES_COOLOFF_TIME = timedelta(minutes=env_positive_int("MIRRORPLANE_LOGIN_COOLOF
 # user+ip: a guesser is stopped without letting anyone lock a user out from every address (the default);
 # user: also stops guessing spread over many addresses, at that cost; ip: one address, whatever names it tries.
 _LOCKOUT_BY = env_choice("MIRRORPLANE_LOGIN_LOCKOUT_BY", "user+ip", ("user+ip", "user", "ip"))
-AXES_LOCKOUT_PARAMETERS: list[str | list[str]] = {
+_LOCKOUT_PARAMETERS: dict[str, list[str | list[str]]] = {
     "user+ip": [["username", "ip_address"]],
     "user": ["username"],
     "ip": ["ip_address"],
-}[_LOCKOUT_BY]
+}
+AXES_LOCKOUT_PARAMETERS = _LOCKOUT_PARAMETERS[_LOCKOUT_BY]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "ui/locked_out.html"
 

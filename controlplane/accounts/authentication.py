@@ -9,7 +9,7 @@ from rest_framework.authentication import get_authorization_header
 from rest_framework.request import Request
 
 
-class TokenAuthentication(KnoxTokenAuthentication):
+class TokenAuthentication(KnoxTokenAuthentication):  # type: ignore[misc]  # knox ships no annotations
     """``Authorization: Token <secret>``; an unknown, expired or revoked token is a 401 with ``WWW-Authenticate``.
 
     DRF takes the challenge from the first authentication class, and a request with a challenge is refused with
@@ -23,7 +23,7 @@ class TokenAuthentication(KnoxTokenAuthentication):
         result: tuple[Any, Any] | None = super().authenticate(request)
         return result
 
-    def authenticate_header(self, request: Request) -> str | None:  # type: ignore[override]
+    def authenticate_header(self, request: Request) -> str | None:
         if not get_authorization_header(request):
             return None
         header: str = super().authenticate_header(request)

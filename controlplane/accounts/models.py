@@ -11,7 +11,7 @@ SHOWN_PREFIX_LENGTH = 11
 MAX_NAME_LENGTH = 100
 
 
-class ApiToken(AbstractAuthToken):
+class ApiToken(AbstractAuthToken):  # type: ignore[misc]  # knox ships no annotations
     """A user's API token: acts with the user's role until it expires, is revoked, or the user's password changes.
 
     knox keys its token by the digest; an integer id here gives the API and the audit log a short, secret-free name
@@ -28,7 +28,7 @@ class ApiToken(AbstractAuthToken):
 
     @property
     def prefix(self) -> str:
-        return self.token_key[:SHOWN_PREFIX_LENGTH]
+        return str(self.token_key)[:SHOWN_PREFIX_LENGTH]
 
     def __str__(self) -> str:
         return f"{self.prefix}… of {self.user}"

@@ -9,7 +9,7 @@ from drf_spectacular.plumbing import build_bearer_security_scheme_object
 from knox.settings import knox_settings
 
 
-class TokenScheme(OpenApiAuthenticationExtension):
+class TokenScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]  # drf-spectacular's registry hook is unannotated
     target_class = "controlplane.accounts.authentication.TokenAuthentication"
     name = "tokenAuth"  # the name DRF's token authentication had in the schema
 

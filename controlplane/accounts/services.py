@@ -71,7 +71,8 @@ def revoke_all(user: AbstractBaseUser, actor: Actor, reason: str = REVOKED) -> i
 
 def live_tokens() -> QuerySet[ApiToken]:
     """Tokens that have not expired (knox deletes an expired one when it is next presented)."""
-    return ApiToken.objects.filter(expiry__gt=timezone.now()).select_related("user")
+    tokens: QuerySet[ApiToken] = ApiToken.objects.filter(expiry__gt=timezone.now()).select_related("user")
+    return tokens
 
 
 def summary(token: ApiToken) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import decimal
 from collections.abc import Iterable
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import models
 
@@ -57,7 +58,7 @@ def _unsaved(
     after: dict[str, Any] | None,
     actor_username: str = "",
 ) -> AuditRecord:
-    user = actor if isinstance(actor, AbstractBaseUser) else None
+    user = actor if isinstance(actor, get_user_model()) else None
     return AuditRecord(
         actor=user,
         actor_username=user.get_username() if user is not None else actor_username[:150],

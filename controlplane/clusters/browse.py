@@ -280,7 +280,7 @@ def offsets(client: AdminClient, keys: list[tuple[str, int]], earliest: bool = T
     error is raised, so an unreadable cluster is an error and never a table of blanks."""
     if not keys:
         return {}, {}
-    specs = [OffsetSpec.latest()] + ([OffsetSpec.earliest()] if earliest else [])
+    specs = [OffsetSpec.latest()] + ([OffsetSpec.earliest()] if earliest else [])  # type: ignore[no-untyped-call]  # confluent-kafka leaves them unannotated
     pending = [
         client.list_offsets({TopicPartition(t, p): s for t, p in keys}, request_timeout=READ_TIMEOUT) for s in specs
     ]

@@ -24,7 +24,7 @@ class StrictInput:
     def to_internal_value(self, data: Any) -> Any:
         unknown = _unknown_keys(data, cast(Any, self).fields)
         try:
-            value = super().to_internal_value(data)  # type: ignore[misc]
+            value = super().to_internal_value(data)  # type: ignore[misc]  # a mixin: its serializer class has the method
         except ValidationError as exc:
             if not unknown:
                 raise

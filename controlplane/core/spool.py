@@ -16,6 +16,7 @@ import uuid
 from time import monotonic_ns
 from typing import Any
 
+from kombu.exceptions import ChannelError
 from kombu.transport import filesystem
 from kombu.utils.encoding import str_to_bytes
 from kombu.utils.json import dumps
@@ -24,7 +25,7 @@ _SENT = itertools.count()
 
 
 class Channel(filesystem.Channel):
-    def _put(self, queue: str, payload: Any, **kwargs: Any) -> None:
+    def _put(self, queue: str, payload: dict[str, Any], **kwargs: Any) -> None:  # type: ignore[override]  # as kombu's filesystem Channel's
         # Consumers take files in name order. The clock, zero-padded, and this process's own count keep one sender's
         # messages in order: two messages within one millisecond used to be ordered by their random uuid.
         name = f"{monotonic_ns():020d}{next(_SENT):012d}_{uuid.uuid4()}.{queue}.msg"
@@ -35,7 +36,7 @@ class Channel(filesystem.Channel):
                 f.write(str_to_bytes(dumps(payload)))
             os.replace(partial, final)
         except OSError as exc:
-            raise filesystem.ChannelError(f"Cannot add file {final!r} to directory") from exc
+            raise ChannelError(f"Cannot add file {final!r} to directory") from exc
 
 
 class Transport(filesystem.Transport):

@@ -347,7 +347,8 @@ class _FileCluster(serializers.Field[Cluster, str, str, Any]):
     """A cluster of the file being imported, by alias, possibly not saved yet (from the serializer's context)."""
 
     def to_internal_value(self, data: Any) -> Cluster:
-        return self.context["clusters"][data]  # type: ignore[no-any-return]
+        cluster: Cluster = self.context["clusters"][data]
+        return cluster
 
     def to_representation(self, value: Cluster) -> str:
         return value.alias
@@ -356,8 +357,8 @@ class _FileCluster(serializers.Field[Cluster, str, str, Any]):
 class _FileFlowSerializer(FlowSerializer):
     """FlowSerializer whose database checks (pair uniqueness, undetected loops) the import does once, in bulk."""
 
-    source = _FileCluster()
-    target = _FileCluster()
+    source = _FileCluster()  # type: ignore[assignment]  # the file's clusters, saved or not, for the database's
+    target = _FileCluster()  # type: ignore[assignment]  # the file's clusters, saved or not, for the database's
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         values = validation.merged(None, attrs)

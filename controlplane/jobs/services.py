@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AbstractUser, AnonymousUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -87,7 +88,7 @@ def start(kind: str, key: str, inputs: dict[str, Any], user: User) -> Job:
                     kind=kind,
                     active_key=key,
                     inputs=inputs,
-                    created_by=user if isinstance(user, AbstractBaseUser) else None,
+                    created_by=user if isinstance(user, get_user_model()) else None,
                     expires_at=timezone.now() + timedelta(seconds=QUEUED_SECONDS),
                 )
         except IntegrityError:

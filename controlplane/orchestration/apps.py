@@ -10,4 +10,10 @@ class OrchestrationConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from controlplane.orchestration import signals  # noqa: F401  (registers Celery worker hooks)
+        # Imported once the models are loaded: the Celery worker hooks register themselves, and the controller's
+        # jobs are queued on Celery.
+        from controlplane.orchestration import signals  # noqa: F401
+        from controlplane.orchestration.services import dispatch
+        from controlplane.orchestration.tasks import CeleryDispatcher
+
+        dispatch.use(CeleryDispatcher())

@@ -12,19 +12,18 @@ from typing import Any
 from celery.signals import beat_init, worker_process_init, worker_ready, worker_shutting_down
 from django.conf import settings
 
+from controlplane.orchestration.models import Worker
+from controlplane.orchestration.services import capacity, controllerloop
 from replication.cli.parentdeath import die_with_parent
 
 STOPPING = threading.Event()  # set when this process's replication tasks must stop at once
 HEARTBEAT_STOP = threading.Event()  # set in the main process at shutdown: the heartbeat thread ends
-log = logging.getLogger("controlplane.orchestration.signals")
+log = logging.getLogger(__name__)
 
 
 @worker_ready.connect
 def register_worker(sender: Any = None, **_: Any) -> None:
     """Advertise the worker's slots, then keep advertising them (and how many are used) with a heartbeat."""
-    from controlplane.orchestration.models import Worker
-    from controlplane.orchestration.services import capacity
-
     slots = worker_slots(settings.MIRRORPLANE_WORKER_SLOTS, _concurrency(sender))
     Worker.objects.update_or_create(name=sender.hostname, defaults={"stopping": False, "slots": slots, "used": 0})
     heart = threading.Thread(
@@ -52,8 +51,6 @@ def _concurrency(consumer: Any) -> int | None:
 def mark_stopping(sender: Any = None, **_: Any) -> None:
     """Warm shutdown: running replication tasks see the flag at their next lease renewal and stop cleanly. On the
     threads pool they run in this process, so STOPPING stops them at once, as SIGTERM does a prefork pool's."""
-    from controlplane.orchestration.models import Worker
-
     HEARTBEAT_STOP.set()
     STOPPING.set()
     with contextlib.suppress(Exception):
@@ -71,6 +68,4 @@ def die_with_worker(**_: Any) -> None:
 def start_controller(**_: Any) -> None:
     """Beat hosts the controller: a thread of its own ticks, so no tick waits behind the workers' jobs
     (``services/controllerloop.py``)."""
-    from controlplane.orchestration.services import controllerloop
-
     controllerloop.start(settings.MIRRORPLANE_CONTROLLER_INTERVAL_SECONDS, settings.STATE_DIR / "controller.lock")

@@ -1,6 +1,6 @@
 """What a task reports and what the flow status shows of it.
 
-A running task reports at every lease renewal (``services/reports.py``, called by ``services/runner.py``), in the
+A running task reports at every lease renewal (``services/taskreports.py``, called by ``services/runner.py``), in the
 data plane's own MM2-style metric names (``replication.metrics.registry``), in two parts sized for who reads them:
 
 - ``TaskAssignment.status`` holds a ``TaskReport``: the task's own state and its totals over its partitions, a few

@@ -24,7 +24,7 @@ from controlplane.monitoring.services.observe import probe_due
 from controlplane.reports.choices import ReportJob, ReportStatus
 from controlplane.reports.models import Report
 
-log = logging.getLogger("controlplane.reports")
+log = logging.getLogger(__name__)
 
 ACTIVE = (ReportStatus.QUEUED, ReportStatus.RUNNING)
 # A run still queued or running this long after it was requested lost its worker or its task message (neither is
@@ -114,7 +114,8 @@ def lake_uri() -> str:
 
 
 def output_dir(report: Report) -> Path:
-    """Under <state dir>/analytics, where the flow pages look for summaries."""
+    """Under <state dir>/analytics: the job's tables and summary.json (the summary is kept on the row too, and the
+    flow pages read it there)."""
     return Path(settings.STATE_DIR) / "analytics" / f"{report.job}-{report.pk}"
 
 

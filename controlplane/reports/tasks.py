@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from celery import shared_task
+from celery.contrib.django.task import DjangoTask
 
 from controlplane.reports import services
 
 
-@shared_task(ignore_result=True)
+@shared_task(base=DjangoTask, ignore_result=True)  # DjangoTask: delay_on_commit
 def run_report(report_id: int) -> str:
     return str(services.run(report_id).status)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import models
+
 from controlplane.clusters.choices import SaslMechanism, SecurityProtocol
 from controlplane.flows.models import Flow
 from controlplane.flows.services import FACTS_FIELDS
@@ -128,7 +130,9 @@ def _flow_field(name: str) -> Field:
     if name not in PROPERTIES:  # facts_enabled, the control plane's own
         return Field(name, "facts (analytics reports)", "bool", FACTS_FIELDS[name], initial=Flow().facts_enabled)
     prop = PROPERTIES[name]
-    choices = list(Flow._meta.get_field(name).choices or [])  # with the control plane's labels
+    model_field = Flow._meta.get_field(name)
+    assert isinstance(model_field, models.Field)  # a FlowConfig property is a column of the flow, not a relation
+    choices = list(model_field.choices or [])  # with the control plane's labels
     notes = [FACTS_FIELDS.get(name, prop.help), "one per line" if prop.kind == "list" else "", _bounds(prop)]
     kind = "choice" if choices else _KINDS.get(prop.kind, "text")
     return Field(name, prop.name, kind, "; ".join(note for note in notes if note), choices, prop.default)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import plotly
 from django.contrib.staticfiles.finders import BaseFinder
@@ -29,10 +29,16 @@ class PlotlyFinder(BaseFinder):
             return []
         return [Error(f"plotly.min.js not found at {PLOTLY_FILE}; install requirements/base.txt", id="ui.E001")]
 
-    def find(self, path: str, find_all: bool = False, **kwargs: Any) -> str | list[str]:
+    @overload
+    def find(self, path: str, find_all: Literal[False] = False) -> str | None: ...
+
+    @overload
+    def find(self, path: str, find_all: Literal[True]) -> list[str]: ...
+
+    def find(self, path: str, find_all: bool = False) -> str | list[str] | None:
         if path != PLOTLY_PATH:
-            return []
-        return [str(PLOTLY_FILE)] if find_all or kwargs.get("all") else str(PLOTLY_FILE)
+            return [] if find_all else None
+        return [str(PLOTLY_FILE)] if find_all else str(PLOTLY_FILE)
 
     def list(self, ignore_patterns: Any) -> Iterator[tuple[str, FileSystemStorage]]:
         yield PLOTLY_FILE.name, self.storage

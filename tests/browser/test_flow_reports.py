@@ -9,13 +9,12 @@ Screenshots: ``artifacts/screenshots/flow-reports.png`` at 1280x800, ``flow-repo
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.utils import timezone
 from playwright.sync_api import Page, expect
 from pytest_django.live_server_helper import LiveServer
 
@@ -28,23 +27,25 @@ from tests.browser.conftest import SCREENSHOTS, log_in, make_user, shoot
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _summary(root: Path, run: str, summary: dict[str, object]) -> None:
-    out = root / "analytics" / run
-    out.mkdir(parents=True)
-    (out / "summary.json").write_text(json.dumps(summary))
+def _summary(summary: dict[str, Any]) -> None:
+    """A finished run of the summary's job, stored as ``reports.services.run`` stores one."""
+    window = {key: datetime.fromisoformat(summary[key]) for key in ("since", "until") if key in summary}
+    status = ReportStatus.NO_DATA if summary.get("no_data") else ReportStatus.SUCCEEDED
+    Report.objects.create(
+        job=summary["job"], status=status, finished_at=timezone.now(), duration_seconds=4.2, summary=summary, **window
+    )
 
 
 def test_a_reports_rows_about_the_flow_are_a_table_and_whole_lake_figures_say_so(
-    page: Page, live_server: LiveServer, settings: Any, tmp_path: Path
+    page: Page, live_server: LiveServer
 ) -> None:
-    settings.STATE_DIR = str(tmp_path)
     west = Cluster.objects.create(alias="us-west", bootstrap_servers="10.255.0.1:9092")
     east = Cluster.objects.create(alias="us-east", bootstrap_servers="10.255.0.2:9092")
     flow = Flow.objects.create(source=west, target=east, topics=["orders"], enabled=False)
     mine = {"flow": flow.name, "facts": 2423, "replication_latency_ms_p50": 33, "replication_latency_ms_p99": 1453}
     other = {"flow": "us-east->backup", "facts": 7, "replication_latency_ms_p50": 5, "replication_latency_ms_p99": 9}
-    _summary(tmp_path, "latency-1", {"job": "latency", "facts": 4628, "records": 5804, "flows": [mine, other]})
-    _summary(tmp_path, "audit-1", {"job": "audit", "source_records": 5804, "missing": 0, "completeness_pct": 100.0})
+    _summary({"job": "latency", "facts": 4628, "records": 5804, "flows": [mine, other]})
+    _summary({"job": "audit", "source_records": 5804, "missing": 0, "completeness_pct": 100.0})
 
     make_user("viewer-reports", "viewer")
     log_in(page, live_server.url, "viewer-reports")
@@ -96,9 +97,8 @@ def _browser_time(page: Page, iso: str) -> datetime:
 
 
 def test_reports_are_charted_with_24_hour_times_and_every_table_column_fits_the_page(
-    page: Page, live_server: LiveServer, settings: Any, tmp_path: Path
+    page: Page, live_server: LiveServer
 ) -> None:
-    settings.STATE_DIR = str(tmp_path)
     west = Cluster.objects.create(alias="us-west", bootstrap_servers="10.255.0.1:9092")
     east = Cluster.objects.create(alias="us-east", bootstrap_servers="10.255.0.2:9092")
     flow = Flow.objects.create(source=west, target=east, topics=["orders"], enabled=False)
@@ -120,7 +120,7 @@ def test_reports_are_charted_with_24_hour_times_and_every_table_column_fits_the_
     series.append({"flow": "us-east->backup", "path": "us-east->backup", "at": _at(0), **full})  # another flow's
     latency = {"job": "latency", **window, "facts": 4628, "records": 5804, "series_minutes": 1, "series": series}
     latency["flows"] = [_latency_row(flow.name, 2423), _latency_row("us-east->backup", 7)]
-    _summary(tmp_path, "latency-1", latency)
+    _summary(latency)
     windows = [
         {
             "flow": flow.name,
@@ -153,7 +153,7 @@ def test_reports_are_charted_with_24_hour_times_and_every_table_column_fits_the_
         "series": windows,
         "loss": loss,
     }
-    _summary(tmp_path, "audit-1", audit)
+    _summary(audit)
     links = [
         {
             "flow": flow.name,
@@ -188,14 +188,7 @@ def test_reports_are_charted_with_24_hour_times_and_every_table_column_fits_the_
         "links": links,
         "dead_links": ["us-east->backup"],
     }
-    _summary(tmp_path, "topology-1", topology)
-    Report.objects.create(
-        job="latency",
-        **{"since": SINCE, "until": UNTIL},
-        status=ReportStatus.SUCCEEDED,
-        duration_seconds=4.2,
-        summary=latency,
-    )
+    _summary(topology)
 
     make_user("viewer-charts", "viewer")
     log_in(page, live_server.url, "viewer-charts")
@@ -258,20 +251,15 @@ def test_reports_are_charted_with_24_hour_times_and_every_table_column_fits_the_
     page.locator("#reports-card").screenshot(path=str(SCREENSHOTS / "flow-report-charts-dark.png"))
 
 
-def test_a_report_chart_over_no_data_says_so(
-    page: Page, live_server: LiveServer, settings: Any, tmp_path: Path
-) -> None:
-    settings.STATE_DIR = str(tmp_path)
+def test_a_report_chart_over_no_data_says_so(page: Page, live_server: LiveServer) -> None:
     west = Cluster.objects.create(alias="us-west", bootstrap_servers="10.255.0.1:9092")
     east = Cluster.objects.create(alias="us-east", bootstrap_servers="10.255.0.2:9092")
     flow = Flow.objects.create(source=west, target=east, topics=["orders"], enabled=False)
     other = [{"flow": "us-east->backup", "window_start": _at(0), "complete": 5, "missing": 0, "duplicates": 0}]
-    _summary(tmp_path, "audit-1", {"job": "audit", "source_records": 5, "missing": 0, "series": other})
+    _summary({"job": "audit", "source_records": 5, "missing": 0, "series": other})
     note = "no data: no facts in the lake for this window"
-    _summary(tmp_path, "latency-1", {"job": "latency", "facts": 0, "no_data": True, "note": note, "series": []})
-    _summary(
-        tmp_path, "topology-1", {"job": "topology", "heartbeat_arrivals": 0, "no_data": True, "nodes": [], "links": []}
-    )
+    _summary({"job": "latency", "facts": 0, "no_data": True, "note": note, "series": []})
+    _summary({"job": "topology", "heartbeat_arrivals": 0, "no_data": True, "nodes": [], "links": []})
 
     make_user("viewer-no-data", "viewer")
     log_in(page, live_server.url, "viewer-no-data")

@@ -6,6 +6,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from controlplane.accounts.models import ApiToken
+from controlplane.urls import urlpatterns
 
 
 @pytest.mark.django_db
@@ -45,6 +46,28 @@ def test_api_root_accepts_a_token(client: Client, admin_user: User) -> None:
     _, secret = ApiToken.objects.create(user=admin_user)
     response = client.get("/api/v1/", HTTP_AUTHORIZATION=f"Token {secret}")
     assert response.status_code == 200
+
+
+@pytest.mark.django_db
+def test_the_api_root_lists_the_resources_of_every_apps_router(client: Client, admin_user: User) -> None:
+    client.force_login(admin_user)
+    listed = client.get("/api/v1/", HTTP_ACCEPT="application/json").json()
+    # DRF's root lists the resources that can be listed: not jobs, which are read one by one.
+    assert sorted(listed) == [
+        "alert-rules",
+        "alert-webhooks",
+        "alerts",
+        "audit",
+        "clusters",
+        "failovers",
+        "flows",
+        "reports",
+        "tokens",
+    ]
+
+
+def test_the_api_is_mounted_once_by_its_composition_root() -> None:
+    assert [str(p.pattern) for p in urlpatterns if str(p.pattern).startswith("api/v1/")] == ["api/v1/"]
 
 
 @pytest.mark.django_db

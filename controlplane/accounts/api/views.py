@@ -50,7 +50,7 @@ class ApiTokenViewSet(
             name=asked.validated_data["name"],
             not_after=presented.expiry if presented is not None else None,
         )
-        token.token = secret  # type: ignore[attr-defined]  # shown this once, never stored
+        token.token = secret  # shown this once, never stored
         return Response(IssuedTokenSerializer(token).data, status=status.HTTP_201_CREATED)
 
     def perform_destroy(self, instance: ApiToken) -> None:

@@ -72,7 +72,7 @@ class AlertViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         return rows
 
     @extend_schema(parameters=FILTERS)
-    def list(self, request: Request, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().list(request, *args, **kwargs)
 
     @extend_schema(responses={(200, "text/yaml"): PrometheusRulesFileSerializer})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import models
 from rest_framework import serializers
 
 from controlplane.clusters.choices import SASL_PROTOCOLS, SSL_PROTOCOLS
@@ -138,7 +139,11 @@ class ClusterSerializer(StrictInput, serializers.ModelSerializer[Cluster]):
     def _value(self, attrs: dict[str, Any], name: str) -> Any:
         if name in attrs:
             return attrs[name]
-        return getattr(self.instance, name) if self.instance is not None else Cluster._meta.get_field(name).default
+        if self.instance is not None:
+            return getattr(self.instance, name)
+        field = Cluster._meta.get_field(name)
+        assert isinstance(field, models.Field)  # the names asked for are columns of the cluster
+        return field.default
 
     def _require_sasl(self, attrs: dict[str, Any]) -> None:
         for name in ("sasl_mechanism", "sasl_username"):

@@ -75,7 +75,7 @@ class PartitionSerializer(serializers.Serializer[dict[str, Any]]):
 class ConfigSerializer(serializers.Serializer[dict[str, Any]]):
     name = serializers.CharField()
     value = serializers.CharField(allow_null=True, help_text="null for a sensitive value, which is never shown")
-    source = serializers.CharField(help_text="where it is set: DYNAMIC_TOPIC_CONFIG (the topic's own), or broker-wide")
+    source = serializers.CharField(help_text="where it is set: DYNAMIC_TOPIC_CONFIG (the topic's own), or broker-wide")  # type: ignore[assignment]  # the API's name; a DRF field's own "source" attribute has it too
 
 
 class TopicDetailSerializer(TopicSerializer):
@@ -126,7 +126,7 @@ class GroupDetailSerializer(GroupSerializer):
 
 
 class RemoteTopicSerializer(TopicSerializer):
-    source = serializers.CharField(help_text="the cluster it was replicated from (the name's prefix)")
+    source = serializers.CharField(help_text="the cluster it was replicated from (the name's prefix)")  # type: ignore[assignment]  # the API's name; a DRF field's own "source" attribute has it too
     source_chain = serializers.ListField(
         child=serializers.CharField(), help_text="every cluster it came through, nearest first"
     )

@@ -34,12 +34,12 @@ class HopsSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class RemoteTopicsQuerySerializer(serializers.Serializer[dict[str, Any]]):
-    source = serializers.CharField(max_length=64, required=False, allow_blank=True, help_text="only from this alias")
+    source = serializers.CharField(max_length=64, required=False, allow_blank=True, help_text="only from this alias")  # type: ignore[assignment]  # the API's name; a DRF field's own "source" attribute has it too
 
 
 class RemoteTopicsSerializer(serializers.Serializer[dict[str, Any]]):
     cluster = serializers.CharField()
-    source = serializers.CharField(allow_null=True)
+    source = serializers.CharField(allow_null=True)  # type: ignore[assignment]  # the API's name; a DRF field's own "source" attribute has it too
     remote_topics = serializers.ListField(child=serializers.CharField())
 
 

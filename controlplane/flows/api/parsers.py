@@ -13,7 +13,7 @@ class PlainTextParser(BaseParser):
 
     media_type = "text/plain"
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> str:
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> str:  # type: ignore[override]  # request.data is the text itself
         raw = stream.read(MAX_BODY_BYTES + 1) if stream is not None else b""
         if len(raw) > MAX_BODY_BYTES:
             raise ParseError(f"the file is larger than {MAX_BODY_BYTES} bytes")

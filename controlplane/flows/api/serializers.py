@@ -38,7 +38,7 @@ def _extra_kwargs(name: str) -> dict[str, Any]:
 
 
 class FlowSerializer(StrictInput, serializers.ModelSerializer[Flow]):
-    source = ClusterAliasField()
+    source = ClusterAliasField()  # type: ignore[assignment]  # the API's name; a DRF field's own "source" attribute has it too
     target = ClusterAliasField()
     name = serializers.CharField(read_only=True, help_text="MM2's flow name, source->target")
 

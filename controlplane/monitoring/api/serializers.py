@@ -56,7 +56,7 @@ class GraphEdgeSerializer(serializers.Serializer[dict[str, Any]]):
     id = serializers.IntegerField(help_text="the flow's id")
     name = serializers.CharField(help_text="the flow's name")
     url = serializers.CharField(help_text="the flow's page")
-    source = serializers.CharField(help_text="source cluster alias")
+    source = serializers.CharField(help_text="source cluster alias")  # type: ignore[assignment]  # the API's name; a DRF field's own "source" attribute has it too
     target = serializers.CharField(help_text="target cluster alias")
     health = serializers.ChoiceField(choices=Health.choices, help_text="the edge's colour")
     paused = serializers.BooleanField(help_text="an operator paused the flow")
@@ -72,7 +72,7 @@ class GraphEdgeSerializer(serializers.Serializer[dict[str, Any]]):
         "or paused tasks: source end offset minus the stored position); null: no data",
     )
     latency_p99_ms = serializers.FloatField(allow_null=True, help_text="worst partition's p99 replication latency")
-    errors = serializers.ListField(child=serializers.CharField(), help_text="the first three errors, as worded")
+    errors = serializers.ListField(child=serializers.CharField(), help_text="the first three errors, as worded")  # type: ignore[assignment]  # the API's name; a serializer's own "errors" has it too
     unplaced = serializers.IntegerField(help_text="tasks no live worker has a free slot for")
     unplaced_reason = serializers.CharField(allow_blank=True, help_text="the first unplaced task's reason, or empty")
 
@@ -80,7 +80,7 @@ class GraphEdgeSerializer(serializers.Serializer[dict[str, Any]]):
 class GraphHopSerializer(serializers.Serializer[dict[str, Any]]):
     """A remote-topic path seen in heartbeats with no flow between its two clusters (drawn dotted)."""
 
-    source = serializers.CharField(help_text="upstream cluster alias the heartbeats come from")
+    source = serializers.CharField(help_text="upstream cluster alias the heartbeats come from")  # type: ignore[assignment]  # the API's name; a DRF field's own "source" attribute has it too
     target = serializers.CharField(help_text="cluster alias that hears them")
     hops = serializers.IntegerField(help_text="fewest flows the heartbeats crossed")
 

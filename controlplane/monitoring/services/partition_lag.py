@@ -65,7 +65,7 @@ def watched_lags(now: datetime) -> list[tuple[Key, int]]:
     reports = PartitionReport.objects.filter(wanted, lag__isnull=False).values_list(
         "flow_id", "topic", "partition", "lag"
     )
-    lags = {(f, t, p): lag for f, t, p, lag in reports}
+    lags = {(f, t, p): lag for f, t, p, lag in reports if lag is not None}  # none: the test is for mypy
     return [(key, lags[key]) for key in keys if key in lags]
 
 

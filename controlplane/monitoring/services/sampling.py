@@ -178,10 +178,10 @@ def _recent_samples(flow_ids: list[int], now: datetime) -> dict[int, list[Point]
     since = now - timedelta(seconds=RATE_WINDOW_SECONDS)
     recent = FlowSample.objects.filter(flow_id__in=flow_ids, at__gte=since, at__lte=now).order_by("flow_id", "at")
     samples: dict[int, list[Point]] = {}
-    for flow_id, *values in recent.values_list(
+    for flow_id, at, offsets, origin, partitions, rate, entering in recent.values_list(
         "flow_id", "at", "offsets", "origin_offsets", "partitions", "records_per_second", "entering_per_second"
     ):
-        samples.setdefault(flow_id, []).append(Point(*values))
+        samples.setdefault(flow_id, []).append(Point(at, offsets, origin, partitions, rate, entering))
     return samples
 
 

@@ -27,7 +27,7 @@ from controlplane.flows.models import Flow
 from controlplane.flows.services import flow_config
 from controlplane.orchestration.models import PartitionReport, TaskAssignment
 from controlplane.orchestration.services.leases import holds_live_lease
-from controlplane.orchestration.services.reports import BATCH
+from controlplane.orchestration.services.taskreports import BATCH
 from controlplane.orchestration.taskstatus import compact, expand
 from replication.config import FlowConfig
 from replication.kafka import positions

@@ -22,7 +22,7 @@ from django.utils import timezone
 from controlplane.orchestration.models import TaskAssignment, Worker
 from controlplane.orchestration.services import leases
 
-log = logging.getLogger("controlplane.orchestration.capacity")
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)

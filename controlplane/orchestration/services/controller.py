@@ -21,10 +21,11 @@ from controlplane.orchestration.choices import TaskFailure, TaskState
 from controlplane.orchestration.models import FlowPlan, TaskAssignment
 from controlplane.orchestration.planning import is_balanced, plan_assignment, runs
 from controlplane.orchestration.services import capacity, leases
+from controlplane.orchestration.services.dispatch import Dispatch
 from replication.kafka.clients import ClientFactory
 from replication.kafka.topicsync import TopicSync
 
-log = logging.getLogger("controlplane.orchestration.controller")
+log = logging.getLogger(__name__)
 
 
 LIST_TIMEOUT = 5.0  # listing a source's topics; a slower or absent cluster is retried after retry_delay()
@@ -135,8 +136,6 @@ def _provisioned(flow: Flow, plan_row: FlowPlan) -> bool:
 
     Only the first provisioning gates dispatch: running tasks are not stopped for a re-provisioning.
     """
-    from controlplane.orchestration.tasks import provision_flow
-
     now = timezone.now()
     stale = plan_row.provisioned_at is None or flow.updated_at > plan_row.provisioned_at
     queued = plan_row.provision_dispatched_at
@@ -146,7 +145,7 @@ def _provisioned(flow: Flow, plan_row: FlowPlan) -> bool:
         provision_dispatched_at=now
     ):
         plan_row.provision_dispatched_at = now
-        transaction.on_commit(lambda pk=flow.pk: provision_flow.delay(pk))
+        transaction.on_commit(Dispatch("provision_flow", flow.pk))
     return plan_row.provisioned_at is not None
 
 
@@ -280,19 +279,17 @@ def _store(flow: Flow, plan: dict[int, list[tuple[str, int]]]) -> bool:
         free = [tp for tp in tps if held.get(tp, task_id) == task_id]
         complete = complete and len(free) == len(tps)
         wanted = [[t, p] for t, p in sorted(free)]  # sorted as the runner reports them: ``flow_status`` compares both
-        row = existing.get(task_id)
-        if row is None:
+        stored = existing.get(task_id)
+        if stored is None:
             TaskAssignment.objects.create(flow=flow, task_id=task_id, partitions=wanted)
-        elif row.partitions != wanted:
-            TaskAssignment.objects.filter(pk=row.pk).update(partitions=wanted)
+        elif stored.partitions != wanted:
+            TaskAssignment.objects.filter(pk=stored.pk).update(partitions=wanted)
     return complete
 
 
 def _dispatch(flow: Flow, room: capacity.Capacity) -> list[int]:
     """Queue a runner for every assignment that `runs` and has no live lease (not too often, and not after data
     loss), as far as the live workers have free slots; the others are marked unplaced with the reason."""
-    from controlplane.orchestration.tasks import run_assignment
-
     now = timezone.now()
     # A task's status runs to hundreds of KB and its partitions (desired and reported) to thousands each: the tick
     # needs only whether it has any.
@@ -312,7 +309,7 @@ def _dispatch(flow: Flow, room: capacity.Capacity) -> list[int]:
             dispatched_at=now, unplaced_reason=""
         )
         if claimed:
-            transaction.on_commit(lambda pk=assignment.pk: run_assignment.delay(pk))
+            transaction.on_commit(Dispatch("run_assignment", assignment.pk))
             dispatched.append(assignment.pk)
     unplaced = [a.pk for a in waiting[placed:]]
     if any(a.unplaced_reason != reason for a in waiting[placed:]):
@@ -325,8 +322,6 @@ def _dispatch(flow: Flow, room: capacity.Capacity) -> list[int]:
 
 def _dispatch_topic_sync(flow: Flow, plan_row: FlowPlan) -> None:
     """Topic config and ACL sync is a periodic Celery job of its own, at the flow's sync interval."""
-    from controlplane.orchestration.tasks import sync_topic_configs_and_acls
-
     if not (flow.sync_topic_configs_enabled or flow.sync_topic_acls_enabled):
         return
     interval = min(flow.sync_topic_configs_interval_seconds, flow.sync_topic_acls_interval_seconds)
@@ -335,7 +330,7 @@ def _dispatch_topic_sync(flow: Flow, plan_row: FlowPlan) -> None:
         return
     plan_row.topics_synced_at = now
     plan_row.save(update_fields=["topics_synced_at"])
-    transaction.on_commit(lambda pk=flow.pk: sync_topic_configs_and_acls.delay(pk))
+    transaction.on_commit(Dispatch("sync_topic_configs_and_acls", flow.pk))
 
 
 def _may_dispatch(assignment: TaskAssignment, now: datetime) -> bool:

@@ -23,7 +23,7 @@ from django.utils import timezone
 from controlplane.orchestration.models import ControllerRun
 from controlplane.orchestration.services import controller
 
-log = logging.getLogger("controlplane.orchestration.controller")
+log = logging.getLogger(__name__)
 
 
 def run(stop: threading.Event, interval: float, lock_path: Path) -> None:

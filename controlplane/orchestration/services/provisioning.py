@@ -19,7 +19,7 @@ from controlplane.orchestration.services import controller
 from replication.kafka.clients import ClientFactory
 from replication.kafka.provisioning import provision_flow
 
-log = logging.getLogger("controlplane.orchestration.provisioning")
+log = logging.getLogger(__name__)
 
 
 def provision(flow_id: int) -> bool:

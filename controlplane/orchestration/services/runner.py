@@ -16,14 +16,14 @@ from controlplane.flows.services import flow_config
 from controlplane.orchestration.choices import TaskFailure, TaskState
 from controlplane.orchestration.models import TaskAssignment, Worker
 from controlplane.orchestration.services import capacity, leases
-from controlplane.orchestration.services.reports import Reporter
+from controlplane.orchestration.services.taskreports import Reporter
 from replication.emitters.periodic import SideEmitters
 from replication.metrics.registry import MetricsRegistry
 from replication.task.dataloss import DataLossError
 from replication.task.replicationtask import ReplicationTask
 from replication.task.tuning import tune_gc
 
-log = logging.getLogger("controlplane.orchestration.runner")
+log = logging.getLogger(__name__)
 
 
 class Stop(Exception):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -267,10 +268,11 @@ def capacity_prometheus() -> str:
     for flow in Flow.objects.select_related("source", "target").order_by("pk"):
         lines.append(f'mirrorplane_tasks_unplaced{{flow="{_label(flow.name)}"}} {unplaced.get(flow.pk, 0)}')
     room = capacity.current()
-    for metric, help_text, value in (
+    gauges: tuple[tuple[str, str, Callable[[capacity.WorkerCapacity], int]], ...] = (
         ("mirrorplane_worker_slots", "Replication task slots a live worker advertises.", lambda w: w.slots),
         ("mirrorplane_worker_slots_used", "Slots of a live worker taken by live leases.", lambda w: w.used),
-    ):
+    )
+    for metric, help_text, value in gauges:
         lines += [f"# HELP {metric} {help_text}", f"# TYPE {metric} gauge"]
         lines += [f'{metric}{{worker="{_label(w.name)}"}} {value(w)}' for w in room.workers]
     return "\n".join(lines) + "\n"

@@ -12,8 +12,8 @@ from controlplane.flows import validation
 from controlplane.flows.api.serializers import FlowSerializer
 from controlplane.flows.defaults import flow_default
 from controlplane.flows.models import Flow
-from controlplane.ui.services.reports import MAX_ROWS as MAX_REPORT_ROWS
-from controlplane.ui.services.reports import MAX_SERIES as MAX_REPORT_SERIES
+from controlplane.ui.services.flowreports import MAX_ROWS as MAX_REPORT_ROWS
+from controlplane.ui.services.flowreports import MAX_SERIES as MAX_REPORT_SERIES
 
 PREVIEW_FIELDS = ["topics", "topics_exclude", "replication_policy_class", "replication_policy_separator"]
 

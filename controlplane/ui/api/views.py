@@ -14,7 +14,7 @@ from controlplane.flows.models import Flow
 from controlplane.jobs.api.views import START_RESPONSES, start
 from controlplane.ui import jobs
 from controlplane.ui.api.serializers import FlowReportsSerializer, PreviewSerializer
-from controlplane.ui.services import preview, reports
+from controlplane.ui.services import flowreports, preview
 from replication.config import ConfigError
 
 
@@ -26,7 +26,7 @@ class FlowReportsView(APIView):
     @extend_schema(responses=FlowReportsSerializer)
     def get(self, request: Request, pk: int) -> Response:
         flow = get_object_or_404(Flow.objects.select_related("source", "target"), pk=pk)
-        return Response({"flow": flow.pk, "reports": reports.latest_for_flow(flow.name)})
+        return Response({"flow": flow.pk, "reports": flowreports.latest_for_flow(flow.name)})
 
 
 class FlowPreviewView(APIView):

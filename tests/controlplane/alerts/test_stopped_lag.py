@@ -9,7 +9,7 @@ from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from controlplane.monitoring.services.stopped import stopped_lag
 from controlplane.orchestration.models import TaskAssignment
-from controlplane.orchestration.services.reports import Reporter
+from controlplane.orchestration.services.taskreports import Reporter
 from replication.metrics.registry import MetricsRegistry
 from tests.controlplane.monitoring.test_every_partition_counted import store_positions
 from tests.support.kafka import create_topic, unique_topic

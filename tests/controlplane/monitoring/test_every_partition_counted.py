@@ -21,7 +21,7 @@ from controlplane.monitoring.services.observe import observe_flow
 from controlplane.monitoring.services.stopped import stopped_lag
 from controlplane.orchestration.choices import TaskState
 from controlplane.orchestration.models import TaskAssignment
-from controlplane.orchestration.services.reports import Reporter
+from controlplane.orchestration.services.taskreports import Reporter
 from replication.kafka import positions
 from replication.kafka.internaltopics import COMPACTED_CONFIG, ensure_topic
 from replication.metrics.registry import MetricsRegistry

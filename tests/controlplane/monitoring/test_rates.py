@@ -16,7 +16,7 @@ from controlplane.flows.models import Flow
 from controlplane.monitoring.services import graph, sampling
 from controlplane.orchestration.choices import TaskState
 from controlplane.orchestration.models import TaskAssignment
-from controlplane.orchestration.services.reports import Reporter
+from controlplane.orchestration.services.taskreports import Reporter
 from replication.metrics.registry import MetricsRegistry
 
 pytestmark = pytest.mark.django_db

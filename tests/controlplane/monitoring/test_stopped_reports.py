@@ -13,7 +13,7 @@ from controlplane.flows.models import Flow
 from controlplane.monitoring.services.stopped import PartitionLag, StoppedLag, write_reports
 from controlplane.orchestration.choices import TaskState
 from controlplane.orchestration.models import PartitionReport, TaskAssignment
-from controlplane.orchestration.services.reports import Reporter
+from controlplane.orchestration.services.taskreports import Reporter
 from controlplane.orchestration.taskstatus import expand
 from replication.metrics.registry import MetricsRegistry
 

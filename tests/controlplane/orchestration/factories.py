@@ -7,7 +7,7 @@ from typing import Any
 from controlplane.clusters.models import Cluster
 from controlplane.flows.models import Flow
 from controlplane.orchestration.models import TaskAssignment, Worker
-from controlplane.orchestration.services.reports import Reporter
+from controlplane.orchestration.services.taskreports import Reporter
 from replication.metrics.registry import MetricsRegistry
 
 

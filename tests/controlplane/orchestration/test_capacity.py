@@ -18,6 +18,7 @@ from controlplane.monitoring.services import graph
 from controlplane.orchestration.models import FlowPlan, TaskAssignment, Worker
 from controlplane.orchestration.services import capacity, controller, runner, status
 from controlplane.orchestration.services.capacity import Capacity, WorkerCapacity
+from controlplane.orchestration.services.dispatch import Dispatch
 from controlplane.orchestration.signals import worker_slots
 from tests.controlplane.orchestration.factories import flow, live_worker
 
@@ -93,7 +94,7 @@ def test_the_controller_dispatches_as_many_tasks_as_there_are_free_slots_and_mar
     obj = _provisioned_flow(tasks=2)
     with django_capture_on_commit_callbacks() as callbacks:
         dispatched = controller._dispatch(obj, capacity.current())
-    assert len(dispatched) == 1 and len(callbacks) == 1
+    assert len(dispatched) == 1 and callbacks == [Dispatch("run_assignment", dispatched[0])]
     task0, task1 = TaskAssignment.objects.filter(flow=obj).order_by("task_id")
     assert task0.unplaced_reason == "" and task0.dispatched_at is not None
     assert task1.unplaced_reason == "needs 2 slots, 1 free on 1 worker (1 slot: 0 running, 1 starting)"
@@ -142,7 +143,7 @@ def test_a_flow_is_not_dispatched_before_its_topics_are_provisioned(
     monkeypatch.setattr(controller, "_source_partitions", lambda flow, plan_row, listings=None: [("t", 0)])
     with django_capture_on_commit_callbacks() as callbacks:
         assert controller.reconcile(obj) == []
-    jobs = lambda callbacks: [c for c in callbacks if c.__qualname__.startswith("_provisioned")]  # noqa: E731
+    jobs = lambda callbacks: [c for c in callbacks if c.job == "provision_flow"]  # noqa: E731
     assert len(jobs(callbacks)) == 1
     with django_capture_on_commit_callbacks() as again:
         assert controller.reconcile(obj) == []

@@ -32,7 +32,8 @@ def test_the_controller_spreads_partitions_over_tasks_max_and_dispatches_each(
     with django_capture_on_commit_callbacks() as first:
         assert controller.reconcile(obj) == [], "no task starts before the flow's topics are provisioned"
     # The provisioning job, and the flow's topic config/ACL sync (not gated: it is idempotent like provisioning)
-    assert sorted(c.__qualname__.split(".")[0] for c in first) == ["_dispatch_topic_sync", "_provisioned"]
+    assert sorted(c.job for c in first) == ["provision_flow", "sync_topic_configs_and_acls"]
+    assert {c.id for c in first} == {obj.pk}
     assert provisioning.provision(obj.pk)
     with django_capture_on_commit_callbacks() as callbacks:
         dispatched = controller.reconcile(obj)
@@ -45,7 +46,7 @@ def test_the_controller_spreads_partitions_over_tasks_max_and_dispatches_each(
     sizes = sorted(len(p) for p in assignments.values())
     assert sizes[-1] - sizes[0] <= 1
     assert len(dispatched) == 2
-    assert len(callbacks) == 2  # two runners
+    assert sorted((c.job, c.id) for c in callbacks) == [("run_assignment", pk) for pk in sorted(dispatched)]
     assert controller.reconcile(obj) == [], "no second dispatch while a runner is on its way"
 
 
@@ -119,7 +120,7 @@ def test_topic_config_and_acl_sync_runs_as_a_periodic_job_at_the_flow_interval(
         controller.reconcile(obj)
     with django_capture_on_commit_callbacks() as second:
         controller.reconcile(obj)
-    jobs = lambda callbacks: [c for c in callbacks if "_dispatch_topic_sync" in c.__qualname__]  # noqa: E731
+    jobs = lambda callbacks: [c for c in callbacks if c.job == "sync_topic_configs_and_acls"]  # noqa: E731
     assert len(jobs(first)) == 1 and jobs(second) == [], "one sync per interval"
     assert FlowPlan.objects.get(flow=obj).topics_synced_at is not None
     result = topicsync.sync_topic_configs_and_acls(obj)

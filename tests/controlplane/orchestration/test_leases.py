@@ -94,7 +94,7 @@ def test_a_renewal_reads_back_what_steers_the_task_not_its_own_report(monkeypatc
     from django.test.utils import CaptureQueriesContext
 
     from controlplane.orchestration.services import runner
-    from controlplane.orchestration.services.reports import Reporter
+    from controlplane.orchestration.services.taskreports import Reporter
     from replication.metrics.registry import MetricsRegistry
 
     monkeypatch.setattr(runner, "close_old_connections", lambda: None)  # the test's transaction holds the connection
@@ -136,7 +136,7 @@ def test_a_renewal_decodes_the_desired_partitions_only_when_the_controller_chang
     from types import SimpleNamespace
 
     from controlplane.orchestration.services import runner
-    from controlplane.orchestration.services.reports import Reporter
+    from controlplane.orchestration.services.taskreports import Reporter
     from replication.metrics.registry import MetricsRegistry
 
     monkeypatch.setattr(runner, "close_old_connections", lambda: None)  # the test's transaction holds the connection

@@ -15,8 +15,8 @@ from rest_framework.test import APIClient
 
 from controlplane.orchestration.api.serializers import FlowStatusSerializer
 from controlplane.orchestration.models import FlowPlan, PartitionReport, TaskAssignment
-from controlplane.orchestration.services import leases, reports, status
-from controlplane.orchestration.services.reports import Reporter
+from controlplane.orchestration.services import leases, status, taskreports
+from controlplane.orchestration.services.taskreports import Reporter
 from controlplane.orchestration.taskstatus import FlowStatus, TaskReport, TaskTotals, compact, expand
 from replication.metrics.registry import MetricsRegistry, PartitionSnapshot, TaskSnapshot
 from tests.controlplane.orchestration.factories import flow, live_worker, store_report
@@ -150,7 +150,7 @@ def test_a_report_of_idle_partitions_compacts_none_of_them_again(monkeypatch: py
         metrics.set_lag("a->b", "t", n, 0)
     reporter = store_report(assignment, metrics, "a->b")
     compacted: list[object] = []
-    monkeypatch.setattr(reports, "compact", lambda snapshot: compacted.append(snapshot) or compact(snapshot))
+    monkeypatch.setattr(taskreports, "compact", lambda snapshot: compacted.append(snapshot) or compact(snapshot))
     assert reporter.write_partitions(metrics.snapshot()["flows"]["a->b"]) == 0
     assert compacted == []
     metrics.set_lag("a->b", "t", 7, 5)

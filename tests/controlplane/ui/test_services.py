@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -19,7 +18,9 @@ from controlplane.monitoring.choices import Health
 from controlplane.monitoring.services.health import health, totals
 from controlplane.monitoring.services.sampling import Point, Rates, sample_rates
 from controlplane.orchestration.taskstatus import FlowStatus, TaskStatus
-from controlplane.ui.services import preview, reports
+from controlplane.reports.choices import ReportStatus
+from controlplane.reports.models import Report
+from controlplane.ui.services import flowreports, preview
 from controlplane.ui.staticfinders import PLOTLY_PATH, PlotlyFinder
 
 ALIASES = ("us-west", "us-east", "backup")
@@ -70,23 +71,57 @@ def test_throughput_is_the_growth_of_positions_per_second_and_entering_counts_th
     assert sample_rates([], Point(now, 1500, 600, 3)) is None  # no earlier sample in the window: no data, not 0
 
 
-def test_reports_show_the_newest_summary_per_job_and_only_rows_about_the_flow(tmp_path: Path, settings: Any) -> None:
-    settings.STATE_DIR = tmp_path
-    for name, flows in (("old", ["a->b"]), ("new", ["a->b", "c->d"])):
-        out = tmp_path / "analytics" / "latency" / name
-        out.mkdir(parents=True)
-        rows = [{"flow": f, "p99_ms": 12} for f in flows]
-        (out / "summary.json").write_text(json.dumps({"job": "latency", "flows": rows, "dead_links": ["a->b"]}))
-    found = reports.latest_for_flow("a->b")
+def _finished(job: str, summary: dict[str, Any], minutes_ago: int = 0, status: str = ReportStatus.SUCCEEDED) -> Report:
+    return Report.objects.create(
+        job=job, status=status, finished_at=timezone.now() - timedelta(minutes=minutes_ago), summary=summary
+    )
+
+
+@pytest.mark.django_db
+def test_reports_show_the_newest_finished_run_per_job_and_only_rows_about_the_flow() -> None:
+    for minutes_ago, flows in ((10, ["a->b"]), (5, ["a->b", "c->d"])):
+        rows = [{"flow": f, "p99_ms": minutes_ago} for f in flows]
+        _finished("latency", {"flows": rows, "dead_links": ["a->b"]}, minutes_ago)
+    Report.objects.create(job="latency", status=ReportStatus.FAILED, finished_at=timezone.now(), summary={})
+    Report.objects.create(job="audit", status=ReportStatus.RUNNING)  # not finished: nothing to show
+    found = flowreports.latest_for_flow("a->b")
     assert [r["job"] for r in found] == ["latency"]
-    assert found[0]["rows"] == [{"section": "flows", "flow": "a->b", "p99_ms": 12}]
+    assert found[0]["rows"] == [{"section": "flows", "flow": "a->b", "p99_ms": 5}]
     assert found[0]["flagged_in"] == ["dead_links"]
 
 
-def test_a_reports_series_about_the_flow_are_charted_not_tabled_and_the_topology_is_a_whole_graph(
-    tmp_path: Path, settings: Any
-) -> None:
-    settings.STATE_DIR = tmp_path
+@pytest.mark.django_db
+def test_a_reports_columns_are_where_then_figures_by_name_whatever_order_the_database_kept() -> None:
+    # Postgres's jsonb order: shortest key first.
+    row = {"flow": "a->b", "facts": 3, "topic": "t", "missing": 7, "partition": 3, "window_start": "w"}
+    row |= {"replication_latency_ms_max": 9, "replication_latency_ms_p50": 1}
+    _finished("audit", {"loss": [row], "flows": [{"flow": "a->b", "facts": 3}]})
+    (found,) = flowreports.latest_for_flow("a->b")
+    assert [r["section"] for r in found["rows"]] == ["flows", "loss"]
+    assert list(found["rows"][1]) == [
+        "section",
+        "topic",
+        "partition",
+        "window_start",
+        "facts",
+        "flow",
+        "missing",
+        "replication_latency_ms_p50",
+        "replication_latency_ms_max",
+    ]
+
+
+@pytest.mark.django_db
+def test_a_run_over_an_empty_window_says_no_data_and_no_run_is_an_empty_list() -> None:
+    assert flowreports.latest_for_flow("a->b") == []
+    report = _finished("audit", {"source_records": 0}, status=ReportStatus.NO_DATA)
+    (found,) = flowreports.latest_for_flow("a->b")
+    assert found["no_data"] is True and found["figures"] == {"source_records": 0}
+    assert found["written_at"] == report.finished_at.isoformat()
+
+
+@pytest.mark.django_db
+def test_a_reports_series_about_the_flow_are_charted_not_tabled_and_the_topology_is_a_whole_graph() -> None:
     series = [
         {"flow": f, "at": f"2027-01-15T08:0{m}:00Z", "replication_latency_ms_p99": m}
         for f in ("a->b", "c->d")
@@ -96,14 +131,9 @@ def test_a_reports_series_about_the_flow_are_charted_not_tabled_and_the_topology
         {"flow": "a->b", "source": "a", "target": "b", "dead": True},
         {"flow": "c->d", "source": "c", "target": "d", "dead": False},
     ]
-    for job, summary in (
-        ("latency", {"series": series}),
-        ("topology", {"nodes": ["a", "b", "c", "d"], "links": links}),
-    ):
-        out = tmp_path / "analytics" / job
-        out.mkdir(parents=True)
-        (out / "summary.json").write_text(json.dumps({"job": job, **summary}))
-    latency, topology = reports.latest_for_flow("a->b")
+    _finished("latency", {"series": series})
+    _finished("topology", {"nodes": ["a", "b", "c", "d"], "links": links})
+    latency, topology = flowreports.latest_for_flow("a->b")
     assert latency["series"] == series[:3] and latency["rows"] == [] and latency["graph"] is None
     assert topology["graph"] == {"nodes": ["a", "b", "c", "d"], "links": links}
     assert topology["rows"] == [{"section": "links", **links[0]}] and topology["series"] == []
@@ -180,7 +210,7 @@ def test_a_paused_flows_edge_tile_and_lag_alert_read_one_live_figure(api: Callab
     from controlplane.alerts.services.figures import readings
     from controlplane.monitoring.models import FlowObservation
     from controlplane.orchestration.models import TaskAssignment
-    from controlplane.orchestration.services.reports import Reporter
+    from controlplane.orchestration.services.taskreports import Reporter
     from replication.metrics.registry import MetricsRegistry
 
     west = Cluster.objects.create(alias="us-west", bootstrap_servers="127.0.0.1:1")
