@@ -11,10 +11,16 @@ from controlplane.monitoring.choices import Health
 from controlplane.monitoring.models import FlowSample, PartitionLagSample
 
 
-class FlowSampleSerializer(serializers.ModelSerializer[FlowSample]):
-    class Meta:
-        model = FlowSample
-        fields = ["at", "records", "records_per_second", "entering_per_second", "lag", "latency_p99_ms", "health"]
+class FlowSampleSerializer(serializers.Serializer[dict[str, Any]]):
+    """One point of a flow's history: a sample as the sampler took it, or a bucket of them merged."""
+
+    at = serializers.DateTimeField(help_text="when the sample was taken (a bucket: its last sample)")
+    records = serializers.IntegerField(help_text=FlowSample._meta.get_field("records").help_text)
+    records_per_second = serializers.FloatField(allow_null=True)
+    entering_per_second = serializers.FloatField(allow_null=True)
+    lag = serializers.IntegerField(allow_null=True, help_text=FlowSample._meta.get_field("lag").help_text)
+    latency_p99_ms = serializers.FloatField(allow_null=True)
+    health = serializers.ChoiceField(choices=Health.choices)
 
 
 class PartitionLagPointSerializer(serializers.ModelSerializer[PartitionLagSample]):

@@ -22,7 +22,6 @@ from controlplane.monitoring.api.serializers import (
     FlowCheckpointsSerializer,
     FlowEdgesSerializer,
     FlowHistorySerializer,
-    FlowSampleSerializer,
     PartitionLagHistorySerializer,
     PartitionLagPointSerializer,
 )
@@ -83,16 +82,15 @@ class FlowHistoryView(APIView):
         flow = get_object_or_404(Flow, pk=pk)
         minutes, since, until = _window(request.query_params)
         found = sampling.history(flow, since, until)
-        return Response(
-            {
-                "flow": flow.pk,
-                "minutes": minutes,
-                "since": found.since,
-                "until": found.until,
-                "bucket_seconds": found.bucket_seconds,
-                "samples": FlowSampleSerializer(found.samples, many=True).data,
-            }
-        )
+        history = {
+            "flow": flow.pk,
+            "minutes": minutes,
+            "since": found.since,
+            "until": found.until,
+            "bucket_seconds": found.bucket_seconds,
+            "samples": found.samples,
+        }
+        return Response(FlowHistorySerializer(history).data)
 
 
 MAX_PARTITION_MINUTES = partition_lag.RETENTION_HOURS * 60
