@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, get_args, get_origin, get_type_hints
 
+from replication.offsets.checkpoints import GroupOffset
+
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
@@ -77,16 +79,6 @@ class DrainSample:
     at: float
     lag: int | None
     source_end: int | None
-
-
-@dataclass(frozen=True)
-class GroupOffset:
-    """An offset written (or, in a dry run, that would be written) into a target group."""
-
-    group: str
-    topic: str
-    partition: int
-    offset: int
 
 
 @dataclass(frozen=True)
@@ -186,7 +178,7 @@ class CheckpointResult(StepResult):
 @dataclass(frozen=True, kw_only=True)
 class ApplyResult(StepResult):
     STEP = "apply"
-    written: tuple[GroupOffset, ...] = ()
+    written: tuple[GroupOffset, ...] = ()  # the offsets written into the target groups
     would_write: tuple[GroupOffset, ...] = ()
     dry_run: bool = False
     backwards: tuple[str, ...] = ()

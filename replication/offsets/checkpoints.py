@@ -21,7 +21,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class GroupOffset:
-    """A source consumer group's committed offset (the next record it reads) in one partition."""
+    """A consumer group's committed offset (the next record it reads) in one partition: read from a source group,
+    or written (by a failover) into a target group."""
 
     group: str
     topic: str

@@ -89,6 +89,7 @@ class GroupOffsetSerializer(serializers.Serializer[Any]):
     topic = serializers.CharField(help_text="the target topic")
     partition = serializers.IntegerField()
     offset = serializers.IntegerField()
+    metadata = serializers.CharField(allow_blank=True, help_text="the commit's metadata (a failover writes none)")
 
 
 class VerifyRowSerializer(serializers.Serializer[Any]):

@@ -18,7 +18,6 @@ from controlplane.failover.models import Failover
 from controlplane.failover.results import (
     ApplyResult,
     CheckpointResult,
-    GroupOffset,
     PartitionPlan,
     RpoEstimate,
     VerifyResult,
@@ -30,6 +29,7 @@ from controlplane.flows.services import cluster_config
 from controlplane.monitoring.services import readers
 from replication.config import FlowConfig
 from replication.emitters.checkpoints import CheckpointEmitter
+from replication.offsets.checkpoints import GroupOffset
 from replication.offsets.groupoffsets import ConsumerGroups
 
 Wanted = dict[str, dict[tuple[str, int], int]]  # group -> (target topic, partition) -> offset
