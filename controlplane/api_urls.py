@@ -9,6 +9,7 @@ from rest_framework.routers import DefaultRouter
 from controlplane.accounts.api.urls import router as accounts_router
 from controlplane.alerts.api.urls import router as alerts_router
 from controlplane.audit.api.urls import router as audit_router
+from controlplane.clusters.api.urls import group_reset_urlpatterns
 from controlplane.clusters.api.urls import router as clusters_router
 from controlplane.failover.api.urls import router as failover_router
 from controlplane.flows.api.urls import cluster_read_urlpatterns
@@ -27,4 +28,4 @@ for app_router in (
 ):
     router.registry.extend(app_router.registry)
 
-urlpatterns = router.urls + cluster_read_urlpatterns
+urlpatterns = router.urls + cluster_read_urlpatterns + group_reset_urlpatterns
