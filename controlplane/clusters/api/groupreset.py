@@ -22,7 +22,7 @@ from controlplane.core.serializers import StrictInput
 MAX_TOPIC = 249  # Kafka's longest topic name
 
 
-class ResetSpecSerializer(StrictInput, serializers.Serializer[dict[str, Any]]):
+class GroupResetSpecSerializer(StrictInput, serializers.Serializer[dict[str, Any]]):
     to = serializers.ChoiceField(
         choices=[
             (groupreset.EARLIEST, "each partition's log start offset"),
@@ -68,11 +68,11 @@ class ResetSpecSerializer(StrictInput, serializers.Serializer[dict[str, Any]]):
         )
 
 
-class ResetSerializer(ResetSpecSerializer):
+class GroupResetApplySerializer(GroupResetSpecSerializer):
     preview = serializers.CharField(help_text="the `preview` of the preview's answer: what it showed is written")
 
 
-class PartitionResetSerializer(serializers.Serializer[Any]):
+class GroupResetPartitionSerializer(serializers.Serializer[Any]):
     topic = serializers.CharField()
     partition = serializers.IntegerField()
     current_offset = serializers.IntegerField(allow_null=True, help_text="committed now; null: nothing committed")
@@ -83,25 +83,25 @@ class PartitionResetSerializer(serializers.Serializer[Any]):
     log_end = serializers.IntegerField(help_text="the partition's end offset (high watermark)")
 
 
-class PreviewSerializer(serializers.Serializer[dict[str, Any]]):
+class GroupResetPreviewSerializer(serializers.Serializer[dict[str, Any]]):
     group = serializers.CharField()
     state = serializers.CharField(help_text="EMPTY, or DEAD for a group not known yet")
-    partitions = PartitionResetSerializer(many=True, help_text="by topic and partition")
+    partitions = GroupResetPartitionSerializer(many=True, help_text="by topic and partition")
     reread = serializers.IntegerField(help_text="records read again, every partition")
     skipped = serializers.IntegerField(help_text="records skipped, every partition")
     preview = serializers.CharField(help_text="send it with the apply; valid for 10 minutes")
 
 
-class WrittenSerializer(serializers.Serializer[dict[str, Any]]):
+class GroupResetWrittenSerializer(serializers.Serializer[dict[str, Any]]):
     topic = serializers.CharField()
     partition = serializers.IntegerField()
     old_offset = serializers.IntegerField(allow_null=True)
     new_offset = serializers.IntegerField()
 
 
-class AppliedSerializer(serializers.Serializer[dict[str, Any]]):
+class GroupResetSerializer(serializers.Serializer[dict[str, Any]]):
     group = serializers.CharField()
-    partitions = WrittenSerializer(many=True)
+    partitions = GroupResetWrittenSerializer(many=True)
 
 
 _GROUP = OpenApiParameter("group", OpenApiTypes.STR, OpenApiParameter.PATH, description="group.id")
@@ -120,33 +120,33 @@ class GroupResetViewSet(viewsets.GenericViewSet[Cluster]):
     @extend_schema(
         operation_id="clusters_groups_reset_offsets_preview",
         parameters=[_GROUP],
-        request=ResetSpecSerializer,
-        responses={200: PreviewSerializer, **_REFUSED},
+        request=GroupResetSpecSerializer,
+        responses={200: GroupResetPreviewSerializer, **_REFUSED},
     )
     @action(detail=True, methods=["post"], url_path=r"groups/(?P<group>.+)/reset-offsets/preview")
     def reset_preview(self, request: Request, group: str, pk: str | None = None) -> Response:
         """Per partition: committed offset, new offset, records read again or skipped, log start and end."""
-        spec = _spec(ResetSpecSerializer, request, group)
+        spec = _spec(GroupResetSpecSerializer, request, group)
         found = groupreset.preview(self.get_object(), group, spec, request.user)
-        return Response(PreviewSerializer(found).data)
+        return Response(GroupResetPreviewSerializer(found).data)
 
     @extend_schema(
         operation_id="clusters_groups_reset_offsets",
         parameters=[_GROUP],
-        request=ResetSerializer,
-        responses={200: AppliedSerializer, **_REFUSED},
+        request=GroupResetApplySerializer,
+        responses={200: GroupResetSerializer, **_REFUSED},
     )
     @action(detail=True, methods=["post"], url_path=r"groups/(?P<group>.+)/reset-offsets")
     def reset_offsets(self, request: Request, group: str, pk: str | None = None) -> Response:
         """Write the previewed offsets into the group. Audited."""
-        serializer = _valid(ResetSerializer, request, group)
+        serializer = _valid(GroupResetApplySerializer, request, group)
         cluster = self.get_object()
         token = serializer.validated_data["preview"]
         written = groupreset.apply(cluster, group, serializer.spec(), token, request.user)
-        return Response(AppliedSerializer(written).data)
+        return Response(GroupResetSerializer(written).data)
 
 
-def _valid(kind: type[ResetSpecSerializer], request: Request, group: str) -> ResetSpecSerializer:
+def _valid(kind: type[GroupResetSpecSerializer], request: Request, group: str) -> GroupResetSpecSerializer:
     if "\x00" in group:  # librdkafka takes C strings: no such group can be named
         raise ValidationError({"group": ["NUL bytes are not allowed."]})
     serializer = kind(data=request.data)
@@ -154,5 +154,5 @@ def _valid(kind: type[ResetSpecSerializer], request: Request, group: str) -> Res
     return serializer
 
 
-def _spec(kind: type[ResetSpecSerializer], request: Request, group: str) -> ResetSpec:
+def _spec(kind: type[GroupResetSpecSerializer], request: Request, group: str) -> ResetSpec:
     return _valid(kind, request, group).spec()
