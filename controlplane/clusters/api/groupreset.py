@@ -113,7 +113,8 @@ class GroupResetViewSet(viewsets.GenericViewSet[Cluster]):
     or that the group moved since the preview."""
 
     queryset = Cluster.objects.order_by("pk")
-    serializer_class = GroupResetSpecSerializer  # what an OPTIONS request describes
+    # What an OPTIONS request describes; the viewset serves clusters, its input is not a Cluster serializer.
+    serializer_class = GroupResetSpecSerializer  # type: ignore[assignment]
     permission_classes = [HasRole]
     viewer_actions = ("reset_preview",)
     operator_actions = ("reset_offsets",)
