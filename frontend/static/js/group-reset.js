@@ -44,6 +44,8 @@ export function problem(error) {
   return error.message;
 }
 
+const records = (n) => `${number(n)} ${n === 1 ? "record" : "records"}`;
+
 function field(label, control, hint) {
   return el(
     "label",
@@ -159,7 +161,7 @@ export function resetPanel(clusterId, group, topics, onApplied = () => {}) {
     try {
       const found = await post(`${url}preview/`, body);
       previewed = found.preview;
-      const totals = `${number(found.reread)} records read again, ${number(found.skipped)} skipped.`;
+      const totals = `${records(found.reread)} read again, ${records(found.skipped)} skipped.`;
       const action = canOperate()
         ? el(
             "button",
@@ -207,5 +209,5 @@ export function resetPanel(clusterId, group, topics, onApplied = () => {}) {
     { class: "btn", type: "button", id: "reset-open", onclick: () => (panel.hidden = !panel.hidden) },
     "Reset offsets",
   );
-  return [el("div", { class: "actions" }, open), panel];
+  return el("div", { class: "group-reset" }, el("div", { class: "actions" }, open), panel);
 }
