@@ -112,7 +112,7 @@ def test_a_group_with_a_member_is_refused_in_preview_and_apply_and_nothing_chang
     member.close()
     wait_until(lambda: committed(seeded.bootstrap, seeded.group) and not _members(seeded), what="the group empty")
     found = preview(operator, seeded, to="earliest")
-    rejoined = Consumer({"bootstrap.servers": seeded.bootstrap, "group.id": seeded.group})
+    rejoined = Consumer({"bootstrap.servers": seeded.bootstrap, "group.id": seeded.group, "enable.auto.commit": False})
     rejoined.subscribe([seeded.topic])
     try:
         wait_until(lambda: rejoined.poll(0.2) is None and len(rejoined.assignment()) == 3, what="a member again")
