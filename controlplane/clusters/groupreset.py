@@ -38,6 +38,7 @@ RESET = "cluster.reset_group_offsets"
 # A preview older than this is refused at apply: the group and the logs it describes are no longer what was shown.
 PREVIEW_MAX_AGE = datetime.timedelta(minutes=10)
 _SALT = "controlplane.clusters.groupreset"
+_JOINED = frozenset({KafkaError.UNKNOWN_MEMBER_ID, KafkaError.REBALANCE_IN_PROGRESS, KafkaError.ILLEGAL_GENERATION})
 Actor = AbstractBaseUser | AnonymousUser
 
 
@@ -136,7 +137,13 @@ def apply(cluster: Cluster, group: str, spec: ResetSpec, token: str, actor: Acto
         ]
         if moved:
             raise GroupMoved(f"the group moved since the preview: {'; '.join(moved[:10])}. Preview again.")
-        return groups.alter(group, [TopicPartition(t, p, new) for t, p, _, new in rows])
+        try:
+            return groups.alter(group, [TopicPartition(t, p, new) for t, p, _, new in rows])
+        except KafkaException as exc:
+            # A consumer joined between the check and the write: the broker refuses an admin commit then.
+            if exc.args[0].code() in _JOINED:
+                raise GroupNotEmpty(f"{group} got a member before the write: {exc.args[0].str()}") from None
+            raise
 
     refused = reading(cluster.alias, write, [cluster])
     written: list[dict[str, Any]] = [
