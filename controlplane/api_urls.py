@@ -11,6 +11,7 @@ from rest_framework.routers import DefaultRouter
 from controlplane.accounts.api.urls import router as accounts_router
 from controlplane.alerts.api.urls import router as alerts_router
 from controlplane.audit.api.urls import router as audit_router
+from controlplane.clusters.api.urls import group_reset_urlpatterns
 from controlplane.clusters.api.urls import router as clusters_router
 from controlplane.demo.api.urls import urlpatterns as demo_urlpatterns
 from controlplane.failover.api.urls import router as failover_router
@@ -39,6 +40,7 @@ for app_router in (
 urlpatterns = [
     *router.urls,
     *cluster_read_urlpatterns,
+    *group_reset_urlpatterns,
     *orchestration_urlpatterns,
     *monitoring_urlpatterns,
     *ui_urlpatterns,

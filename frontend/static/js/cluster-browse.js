@@ -4,6 +4,7 @@
 // button and links work. A read that fails shows the cluster's error, never an empty table.
 import { get, latest } from "./api.js";
 import { alert, badge, clear, el, number, table } from "./dom.js";
+import { resetPanel } from "./group-reset.js";
 
 const root = document.getElementById("browser");
 const base = `/api/v1/clusters/${root.dataset.id}/browse`;
@@ -257,6 +258,7 @@ function groupDetail(g) {
   const lags = g.offsets.filter((o) => o.lag !== null);
   return [
     el("div", { class: "cardhead" }, el("h2", { class: "mono" }, g.group), badge("outline", g.state)),
+    resetPanel(root.dataset.id, g.group, [...new Set(g.offsets.map((o) => o.topic))]),
     el(
       "section",
       { class: "card" },
