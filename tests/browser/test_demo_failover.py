@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -18,7 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, KafkaException
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import shoot
@@ -190,3 +191,51 @@ def test_the_demo_ran_on_sqlite_and_the_embedded_transport(demo: Demo) -> None:
     assert len(steps_run) >= 7, f"the worker did not run the wizard's step jobs: {rows}"
     assert "database is locked" not in output
     assert "redis://" not in output and "postgres://" not in output
+
+
+def test_a_new_user_finds_the_operators_console_from_the_navigation(page: Page, demo: Demo) -> None:
+    """On the demo's own SQLite and embedded transport, each console page is reached from the navigation and
+    answers with the brokers' figures: alert rules, targets and silences; the audit log; the flow page's time range
+    and export; a record of orders beside its copy; broker health; a consumer group's offset reset preview."""
+    group = f"walk-{uuid.uuid4().hex[:6]}"
+    committer = Consumer({"bootstrap.servers": demo.bootstraps["us-west"], "group.id": group})
+    try:
+        committer.commit(offsets=[TopicPartition(TOPIC, p, 1) for p in range(PARTITIONS)], asynchronous=False)
+    finally:
+        committer.close()
+    log_in_as_admin(page, demo.url)
+
+    page.get_by_role("link", name="Notifications").click()
+    for form in ("#rule-form", "#target-form", "#silence-form"):
+        expect(page.locator(form)).to_be_visible()
+    expect(page.locator("#rule-list")).not_to_contain_text("Loading")
+
+    page.get_by_role("link", name="Audit log").click()
+    expect(page.locator("#audit-filters")).to_be_visible()
+
+    page.get_by_role("link", name="Flows", exact=True).click()
+    page.get_by_role("link", name=re.compile(r"^us-west\s*(→|->)\s*us-east$")).first.click()
+    expect(page.locator("#chart-range-select")).to_have_value("30")
+    expect(page.locator("#export-mm2")).to_be_visible()
+    page.get_by_role("link", name="Records").click()
+    page.select_option("#records-topic", TOPIC)
+    page.fill("#records-offset", "0")
+    page.fill("#records-limit", "1")
+    page.get_by_role("button", name="Read").click()
+    row = page.locator("tr[data-offset='0']")
+    expect(row.locator("td[data-side=target][data-field=value] pre")).to_be_visible(timeout=30_000)
+    source = row.locator("td[data-side=source][data-field=value] pre").inner_text()
+    assert source and row.locator("td[data-side=target][data-field=value] pre").inner_text() == source
+
+    page.get_by_role("link", name="Clusters", exact=True).click()
+    page.get_by_role("link", name="us-west", exact=True).first.click()
+    panel = page.locator("#broker-health")
+    expect(panel.locator('[data-figure="brokers_up"] .value')).to_have_text("1", timeout=60_000)
+    page.get_by_role("link", name="Browse topics and groups").click()
+    page.goto(f"{page.url.split('#')[0]}#group/{group}")
+    expect(page.locator("#group-offsets tbody tr")).to_have_count(PARTITIONS, timeout=30_000)
+    page.get_by_role("button", name="Reset offsets").click()
+    page.select_option("#reset-to", "earliest")
+    page.get_by_role("button", name="Preview").click()
+    expect(page.locator("#reset-totals")).to_have_text(f"{PARTITIONS} records read again, 0 records skipped.")
+    shoot(page, "demo-console-walk")

@@ -1,4 +1,4 @@
-// /clusters/<id>/browse/: what the cluster holds, read-only. Tabs for topics, consumer groups and remote topics, each
+// /clusters/<id>/browse/: what the cluster holds (the one write: a consumer group's offset reset, group-reset.js). Tabs for topics, consumer groups and remote topics, each
 // searchable and paged by the API (GET /api/v1/clusters/<id>/browse/...), and a topic's or a group's detail. The
 // location's hash says what is shown (#topics, #groups, #remote-topics, #topic/<name>, #group/<id>), so the back
 // button and links work. A read that fails shows the cluster's error, never an empty table.
