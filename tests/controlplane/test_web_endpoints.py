@@ -55,6 +55,7 @@ def test_the_api_root_lists_the_resources_of_every_apps_router(client: Client, a
     # DRF's root lists the resources that can be listed: not jobs, which are read one by one.
     assert sorted(listed) == [
         "alert-rules",
+        "alert-silences",
         "alert-webhooks",
         "alerts",
         "audit",

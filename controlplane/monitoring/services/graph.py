@@ -82,12 +82,14 @@ def edge(flow: Flow, status: FlowStatus, rates: Rates, observation: FlowObservat
 
 
 def hops(clusters: list[Cluster], direct: set[tuple[str, str]]) -> list[dict[str, Any]]:
-    """Upstream clusters a cluster hears heartbeats from with no flow between them: the remote-topic paths."""
+    """Upstream clusters a cluster hears heartbeats from with no flow between them: the remote-topic paths. A
+    cluster's own alias upstream of it (its heartbeats came back round a cycle of flows, `b.a.heartbeats` on a) is
+    no path to draw."""
     found = []
     for cluster in clusters:
         observation = _observation(cluster)
         for upstream, count in (observation.upstream_hops if observation else {}).items():
-            if count > 1 and (upstream, cluster.alias) not in direct:
+            if count > 1 and upstream != cluster.alias and (upstream, cluster.alias) not in direct:
                 found.append({"source": upstream, "target": cluster.alias, "hops": count})
     return found
 

@@ -71,7 +71,7 @@ function figure(data) {
   const theme = { fg: themeColor("fg"), panel: themeColor("panel"), node: themeColor("node") };
   const known = new Set(data.nodes.map((n) => n.alias));
   const all = [...data.edges, ...data.hops.map((h) => ({ ...h, health: "hop" }))]
-    .filter((e) => known.has(e.source) && known.has(e.target))
+    .filter((e) => known.has(e.source) && known.has(e.target) && e.source !== e.target)
     .map((e) => ({ ...e, text: edgeLabel(e) }));
   const nodes = data.nodes.map((n) => ({ alias: n.alias, nameWidth: measure(n.alias, `bold ${NAME_FONT}px ${FONT}`) }));
   const width = graph.clientWidth || 1200; // a graph of more ranks than this holds scrolls sideways

@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import timedelta
 from functools import cache
 from typing import Any
 
 import pytest
 from django.db.models import Model
+from django.utils import timezone
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework import serializers
 from rest_framework.renderers import JSONRenderer
 from rest_framework.test import APIClient
 
 from controlplane.accounts.models import ApiToken
-from controlplane.alerts.models import AlertRule, WebhookTarget
+from controlplane.alerts.models import Alert, AlertRule, Silence, WebhookTarget
 from controlplane.audit.models import AuditRecord
 from controlplane.clusters import crypto
 from controlplane.clusters.models import Cluster
@@ -28,7 +30,7 @@ from controlplane.reports.models import Report
 Api = Callable[[str | None], APIClient]
 UNKNOWN = "zz_not_a_field"
 WRITES = ("post", "put", "patch")
-ROWS: tuple[type[Model], ...] = (Cluster, Flow, Failover, AlertRule, WebhookTarget, Report, ApiToken)
+ROWS: tuple[type[Model], ...] = (Cluster, Flow, Failover, AlertRule, WebhookTarget, Silence, Alert, Report, ApiToken)
 
 
 @cache
@@ -47,16 +49,32 @@ def seed() -> dict[str, int]:
     rule = AlertRule.objects.create(kind="lag_records", flow=flow, threshold=10)
     url = "https://hooks.example.com/x"
     hook = WebhookTarget.objects.create(name="ops", url_encrypted=crypto.encrypt(url), url_origin=url[:25])
+    now = timezone.now()
+    silence = Silence.objects.create(kind="lag_records", reason="r", starts_at=now, ends_at=now + timedelta(hours=1))
+    alert = Alert.objects.create(
+        kind="lag_records",
+        subject=f"flow:{flow.pk}",
+        name=flow.name,
+        flow=flow,
+        state="firing",
+        value=20,
+        threshold=10,
+        started_at=now,
+        fired_at=now,
+    )
     return {
         "/api/v1/clusters/": west.pk,
         "/api/v1/flows/": flow.pk,
         "/api/v1/failovers/": failover.pk,
         "/api/v1/alert-rules/": rule.pk,
         "/api/v1/alert-webhooks/": hook.pk,
+        "/api/v1/alert-silences/": silence.pk,
+        "/api/v1/alerts/": alert.pk,
     }
 
 
 def url_of(path: str, ids: dict[str, int]) -> str:
+    path = path.replace("{group}", "billing")
     if "{id}" not in path:
         return path
     collection = path.split("{id}")[0]

@@ -7,6 +7,9 @@ import { onThemeChange } from "../palette.js";
 import { chart } from "./charts.js";
 import { pagerState, statusQuery } from "./format.js";
 import { id } from "./page.js";
+import { axisRange } from "../time-range.js";
+
+const PARTITION_MINUTES = 30; // a partition's lag chart: the last half hour
 
 export const PAGE = 100;
 export const partitionQuery = { offset: 0, topic: "", order: "partition" };
@@ -74,7 +77,8 @@ export function partitions(page) {
 
 function partitionChart() {
   const node = document.getElementById("chart-partition-lag");
-  chart(node, partitionLag.samples, "lag", "chart-lag", "No data");
+  const range = axisRange({ minutes: PARTITION_MINUTES }, partitionLag.samples);
+  chart(node, partitionLag.samples, "lag", "chart-lag", range, "No data");
 }
 onThemeChange(() => {
   if (partitionLag.samples) partitionChart();
@@ -82,7 +86,11 @@ onThemeChange(() => {
 
 export async function showPartitionLag() {
   if (partitionLag.topic === null) return;
-  const q = new URLSearchParams({ topic: partitionLag.topic, partition: partitionLag.partition, minutes: 30 });
+  const q = new URLSearchParams({
+    topic: partitionLag.topic,
+    partition: partitionLag.partition,
+    minutes: PARTITION_MINUTES,
+  });
   const body = await get(`/api/v1/flows/${id}/partitions/lag-history/?${q}`);
   if (body.topic !== partitionLag.topic || body.partition !== partitionLag.partition) return; // another was clicked
   partitionLag.samples = body.samples;
