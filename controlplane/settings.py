@@ -18,7 +18,7 @@ import ldap  # type: ignore[import-untyped]  # python-ldap ships no annotations
 from cryptography.fernet import Fernet
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
-from django_auth_ldap.config import LDAPSearch  # type: ignore[import-untyped]
+from django_auth_ldap.config import LDAPSearch
 from kombu.transport import TRANSPORT_ALIASES
 
 from controlplane.accounts import config as sso_config

@@ -57,4 +57,4 @@ def named_refusal(exc: KafkaException, cluster: str, operation: str, name: str) 
     and reading `args[0].str()` and `.code()`."""
     error = exc.args[0] if exc.args else None
     text = missing_acl(error, cluster, operation, name) if isinstance(error, KafkaError) else None
-    return exc if text is None else KafkaException(KafkaError(error.code(), text))  # type: ignore[union-attr]
+    return exc if text is None else KafkaException(KafkaError(error.code(), text))  # type: ignore[union-attr]  # error is set when text is

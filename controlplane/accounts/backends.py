@@ -17,14 +17,14 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractUser
 from django.core.exceptions import SuspiciousOperation
 from django.db.models import QuerySet
-from django_auth_ldap.backend import LDAPBackend  # type: ignore[import-untyped]
-from mozilla_django_oidc.auth import OIDCAuthenticationBackend  # type: ignore[import-untyped]
+from django_auth_ldap.backend import LDAPBackend
+from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
 from controlplane.accounts.oidc import oidc_setting
 from controlplane.accounts.roles import apply_roles, mapped_roles
 
 
-class OidcBackend(OIDCAuthenticationBackend):  # type: ignore[misc]
+class OidcBackend(OIDCAuthenticationBackend):  # type: ignore[misc]  # the library is unannotated: its class is Any
     """OpenID Connect's authorization-code flow; the user name is the MIRRORPLANE_OIDC_USERNAME_CLAIM claim."""
 
     get_settings = staticmethod(oidc_setting)
@@ -73,7 +73,7 @@ class OidcBackend(OIDCAuthenticationBackend):  # type: ignore[misc]
         return user
 
 
-class LdapBackend(LDAPBackend):  # type: ignore[misc]
+class LdapBackend(LDAPBackend):  # type: ignore[misc]  # the library is unannotated: its class is Any
     """A user name and password checked by binding to the LDAP server; roles from the user's LDAP groups."""
 
     def get_or_build_user(self, username: str, ldap_user: Any) -> tuple[AbstractUser, bool]:

@@ -11,7 +11,7 @@ import os
 from typing import TypeVar
 
 from django.core.exceptions import ImproperlyConfigured
-from django_auth_ldap.config import (  # type: ignore[import-untyped]
+from django_auth_ldap.config import (
     ActiveDirectoryGroupType,
     GroupOfNamesType,
     GroupOfUniqueNamesType,

@@ -16,8 +16,8 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.http import Http404, HttpRequest, HttpResponseBase
 from django.utils.functional import lazy
-from mozilla_django_oidc.utils import import_from_settings  # type: ignore[import-untyped]
-from mozilla_django_oidc.views import (  # type: ignore[import-untyped]
+from mozilla_django_oidc.utils import import_from_settings
+from mozilla_django_oidc.views import (
     OIDCAuthenticationCallbackView,
     OIDCAuthenticationRequestView,
 )
@@ -64,17 +64,17 @@ class _Enabled:
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if not settings.MIRRORPLANE_OIDC:
             raise Http404("single sign-on is not configured")
-        response: HttpResponseBase = super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
+        response: HttpResponseBase = super().dispatch(request, *args, **kwargs)  # type: ignore[misc]  # an unannotated base
         return response
 
 
-class AuthenticationRequestView(_Enabled, OIDCAuthenticationRequestView):  # type: ignore[misc]
+class AuthenticationRequestView(_Enabled, OIDCAuthenticationRequestView):  # type: ignore[misc]  # base is Any
     """Redirects the browser to the provider's login."""
 
     get_settings = staticmethod(oidc_setting)
 
 
-class AuthenticationCallbackView(_Enabled, OIDCAuthenticationCallbackView):  # type: ignore[misc]
+class AuthenticationCallbackView(_Enabled, OIDCAuthenticationCallbackView):  # type: ignore[misc]  # base is Any
     """Takes the provider's answer: exchanges the code, checks the ID token, logs the user in."""
 
     get_settings = staticmethod(oidc_setting)

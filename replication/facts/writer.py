@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow as pa
 
 from replication.config import FlowConfig
 from replication.facts.lake import LakeSink, Row, register_flow

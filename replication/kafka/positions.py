@@ -115,7 +115,7 @@ _CONSUMER_ONLY = ("group.id", "enable.auto.commit", "isolation.level", "enable.p
 def _stable_end(consumer_config: dict[str, Any], topic: str, deadline: float) -> int:
     """The partition's last stable offset: below it every transaction is committed or aborted."""
     admin = AdminClient(logged({k: v for k, v in consumer_config.items() if k not in _CONSUMER_ONLY}))
-    spec = {TopicPartition(topic, 0): OffsetSpec.latest()}  # type: ignore[no-untyped-call]
+    spec = {TopicPartition(topic, 0): OffsetSpec.latest()}  # type: ignore[no-untyped-call]  # confluent-kafka: unannotated
     futures = admin.list_offsets(spec, isolation_level=IsolationLevel.READ_COMMITTED)
     remaining = max(1.0, deadline - time.monotonic())
     return int(next(iter(futures.values())).result(timeout=remaining).offset)

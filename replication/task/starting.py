@@ -141,7 +141,7 @@ def source_watermarks(
         return {}
     specs = {
         "low": OffsetSpec.earliest(),  # type: ignore[no-untyped-call]  # the stub leaves it unannotated
-        "high": OffsetSpec.latest(),  # type: ignore[no-untyped-call]
+        "high": OffsetSpec.latest(),  # type: ignore[no-untyped-call]  # confluent-kafka: unannotated
     }
     isolation = IsolationLevel.READ_COMMITTED if read_committed else IsolationLevel.READ_UNCOMMITTED
     try:

@@ -114,7 +114,7 @@ class GroupResetViewSet(viewsets.GenericViewSet[Cluster]):
 
     queryset = Cluster.objects.order_by("pk")
     # What an OPTIONS request describes; the viewset serves clusters, its input is not a Cluster serializer.
-    serializer_class = GroupResetSpecSerializer  # type: ignore[assignment]
+    serializer_class = GroupResetSpecSerializer  # type: ignore[assignment]  # the stubs type it for model serializers
     permission_classes = [HasRole]
     viewer_actions = ("reset_preview",)
     operator_actions = ("reset_offsets",)

@@ -89,7 +89,7 @@ class MatchSerializer(serializers.Serializer[dict[str, Any]]):
 
 class RecordRowSerializer(serializers.Serializer[dict[str, Any]]):
     # A field named "source" shadows Field.source (a str) in the stubs; DRF itself reads fields from `fields`.
-    source = RecordSideSerializer()  # type: ignore[assignment]
+    source = RecordSideSerializer()  # type: ignore[assignment]  # a field named as DRF's Field.source
     target = RecordSideSerializer(allow_null=True, help_text="the copy; null when not found")
     match = MatchSerializer()
 
