@@ -24,11 +24,12 @@ const at = (minutesAgo) => new Date(NOW - minutesAgo * MINUTE).toISOString();
 
 test("a pause of over three usual intervals breaks the line with a null in its middle", () => {
   const samples = [0, 1, 2, 10, 11].map((m, i) => ({ at: at(11 - m), lag: i * 10 }));
-  const { x, y } = withGaps(samples, "lag");
+  const { x, y, at: index } = withGaps(samples, "lag");
   assert.deepEqual(y, [0, 10, 20, null, 30, 40]);
+  assert.deepEqual(index, [0, 1, 2, null, 3, 4]); // each point's sample, for its hover text
   assert.equal(x[3], at(11 - 6)); // halfway between minute 2 and minute 10
   assert.deepEqual(withGaps(samples.slice(0, 3), "lag").y, [0, 10, 20]);
-  assert.deepEqual(withGaps([], "lag"), { x: [], y: [] });
+  assert.deepEqual(withGaps([], "lag"), { x: [], y: [], at: [] });
 });
 
 test("a task says where it runs or why it does not", () => {

@@ -173,6 +173,31 @@ class FlowHistorySerializer(serializers.Serializer[dict[str, Any]]):
     samples = FlowSampleSerializer(many=True, help_text="one per sampler tick, or per bucket")
 
 
+class TotalPointSerializer(serializers.Serializer[dict[str, Any]]):
+    """All flows in one bucket: each flow's mean rate and highest lag in it, summed; null over no flow with a value."""
+
+    at = serializers.DateTimeField(help_text="the bucket's newest sample")
+    flows = serializers.IntegerField(help_text="the flows with a sample in the bucket, which the sums cover")
+    records_per_second = serializers.FloatField(allow_null=True, help_text="records/s copied, every hop counted")
+    entering_per_second = serializers.FloatField(
+        allow_null=True, help_text="records/s entering replication (each cluster's own topics, counted once)"
+    )
+    lag = serializers.IntegerField(allow_null=True, help_text="source records not yet replicated, over all flows")
+
+
+class TotalHistorySerializer(serializers.Serializer[dict[str, Any]]):
+    """All flows together over the window, oldest first: the dashboard's charts."""
+
+    minutes = serializers.IntegerField(allow_null=True, help_text="the window asked for; null for since and until")
+    since = serializers.DateTimeField(help_text="the window's start")
+    until = serializers.DateTimeField(help_text="the window's end")
+    bucket_seconds = serializers.IntegerField(
+        help_text="the width of each point's bucket: at least one sampler tick, a minute past an hour's window, and "
+        "wide enough that the window stays within 720 points"
+    )
+    samples = TotalPointSerializer(many=True, help_text="one per bucket with any flow's sample")
+
+
 class CheckpointFreshnessSerializer(serializers.Serializer[dict[str, Any]]):
     """How fresh one consumer group's checkpoints on the target cluster are."""
 

@@ -9,6 +9,7 @@ urlpatterns = [
     path("clusters/<int:pk>/health/", brokerhealth.ClusterHealthView.as_view(), name="cluster-health"),
     path("dashboard/", views.DashboardView.as_view(), name="dashboard"),
     path("dashboard/edges/", views.FlowEdgesView.as_view(), name="dashboard-edges"),
+    path("dashboard/history/", views.TotalHistoryView.as_view(), name="dashboard-history"),
     path("flows/<int:pk>/history/", views.FlowHistoryView.as_view(), name="flow-history"),
     path(
         "flows/<int:pk>/partitions/lag-history/",

@@ -24,6 +24,7 @@ from controlplane.monitoring.api.serializers import (
     FlowHistorySerializer,
     PartitionLagHistorySerializer,
     PartitionLagPointSerializer,
+    TotalHistorySerializer,
 )
 from controlplane.monitoring.models import FlowObservation
 from controlplane.monitoring.services import graph, partition_lag, sampling
@@ -91,6 +92,26 @@ class FlowHistoryView(APIView):
             "samples": found.samples,
         }
         return Response(FlowHistorySerializer(history).data)
+
+
+class TotalHistoryView(APIView):
+    """All flows together over the last ``minutes`` (default 30), or since to until: records/s copied and entering
+    replication, and lag, each summed over the flows with samples; the dashboard's charts."""
+
+    permission_classes = [IsViewer]
+
+    @extend_schema(parameters=[MINUTES, SINCE, UNTIL], responses=TotalHistorySerializer)
+    def get(self, request: Request) -> Response:
+        minutes, since, until = _window(request.query_params)
+        found = sampling.total_history(since, until)
+        history = {
+            "minutes": minutes,
+            "since": found.since,
+            "until": found.until,
+            "bucket_seconds": found.bucket_seconds,
+            "samples": found.samples,
+        }
+        return Response(TotalHistorySerializer(history).data)
 
 
 MAX_PARTITION_MINUTES = partition_lag.RETENTION_HOURS * 60

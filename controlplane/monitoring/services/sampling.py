@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+import statistics
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import pairwise
@@ -17,7 +18,8 @@ from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Sum
+from django.db.models import Avg, Count, Max, Sum
+from django.db.models.functions import TruncMinute
 from django.utils import timezone
 
 from controlplane.clusters.models import Cluster
@@ -286,4 +288,69 @@ def _merged(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "lag": peak("lag"),
         "latency_p99_ms": peak("latency_p99_ms"),
         "health": last["health"],
+    }
+
+
+# Over a longer window the totals read each flow's samples merged per minute by the database, not every sample.
+TOTALS_RAW_MINUTES = 60
+TOTALS_FIELDS = ("records_per_second", "entering_per_second", "lag")
+
+
+@dataclass(frozen=True)
+class TotalHistory:
+    """All flows together between since and until, one point per bucket of bucket_seconds, oldest first.
+
+    Each point sums, over the flows with a sample in the bucket, each flow's mean records/s (copied and entering)
+    and its highest lag; ``flows`` says how many flows that was, so a flow without samples is not counted out
+    silently. A sum over no flow with a value is None (no data), not 0."""
+
+    since: datetime
+    until: datetime
+    bucket_seconds: int
+    samples: list[dict[str, Any]]
+
+
+def total_history(since: datetime, until: datetime, points: int = HISTORY_POINTS) -> TotalHistory:
+    seconds = (until - since).total_seconds()
+    window = FlowSample.objects.filter(at__gte=since, at__lte=until)
+    if seconds <= TOTALS_RAW_MINUTES * 60:
+        step = max(1, int(settings.MIRRORPLANE_SAMPLE_INTERVAL_SECONDS))
+        rows = list(window.values("flow_id", "at", *TOTALS_FIELDS))
+    else:
+        step = 60
+        rows = list(
+            window.annotate(minute=TruncMinute("at"))
+            .values("flow_id", "minute")
+            .annotate(
+                records_per_second=Avg("records_per_second"),
+                entering_per_second=Avg("entering_per_second"),
+                lag=Max("lag"),
+            )
+            .values("flow_id", "minute", *TOTALS_FIELDS)
+        )
+        for row in rows:
+            row["at"] = row.pop("minute")
+    width = max(step, math.ceil(seconds / points))
+    buckets: dict[int, dict[int, list[dict[str, Any]]]] = {}
+    for row in rows:
+        # A minute that began before since counts in the first bucket.
+        buckets.setdefault(max(0, int((row["at"] - since).total_seconds()) // width), {}).setdefault(
+            row["flow_id"], []
+        ).append(row)
+    return TotalHistory(since, until, width, [_total(buckets[n]) for n in sorted(buckets)])
+
+
+def _total(flows: dict[int, list[dict[str, Any]]]) -> dict[str, Any]:
+    """One bucket's point, at its newest sample."""
+
+    def summed(key: str, merge: Callable[[list[float]], float]) -> float | None:
+        values = [merge(found) for rows in flows.values() if (found := [r[key] for r in rows if r[key] is not None])]
+        return round(sum(values), 1) if values else None
+
+    return {
+        "at": max(r["at"] for rows in flows.values() for r in rows),
+        "flows": len(flows),
+        "records_per_second": summed("records_per_second", statistics.fmean),
+        "entering_per_second": summed("entering_per_second", statistics.fmean),
+        "lag": summed("lag", max),
     }

@@ -2,7 +2,8 @@
 import { number, timeSpan, when } from "../dom.js";
 
 // Samples with a break (null) wherever the sampler took none for over three of its usual intervals (the flow or the
-// sampler stopped): the line then stops there instead of sloping across time with no data.
+// sampler stopped): the line then stops there instead of sloping across time with no data. `at` gives each point's
+// sample index (null for a break).
 export function withGaps(samples, key) {
   const times = samples.map((s) => Date.parse(s.at));
   const steps = times
@@ -11,16 +12,19 @@ export function withGaps(samples, key) {
     .sort((a, b) => a - b);
   const usual = steps.length ? steps[Math.floor(steps.length / 2)] : 0;
   const x = [],
-    y = [];
+    y = [],
+    at = [];
   samples.forEach((s, i) => {
     if (i > 0 && usual > 0 && times[i] - times[i - 1] > 3 * usual) {
       x.push(new Date((times[i] + times[i - 1]) / 2).toISOString());
       y.push(null);
+      at.push(null);
     }
     x.push(s.at);
     y.push(s[key]);
+    at.push(i);
   });
-  return { x, y };
+  return { x, y, at };
 }
 
 // Where a task runs, or why it does not.

@@ -4,7 +4,7 @@
 import { get } from "../api.js";
 import { alert, badge, clear, el, ms, number, table } from "../dom.js";
 import { onThemeChange } from "../palette.js";
-import { chart } from "./charts.js";
+import { chart } from "../timechart.js";
 import { pagerState, statusQuery } from "./format.js";
 import { id } from "./page.js";
 import { axisRange } from "../time-range.js";
