@@ -17,7 +17,7 @@ TEST_WORKERS ?= 2
 XDIST := -n $(TEST_WORKERS) --dist loadfile
 
 .PHONY: bench-api install node-install demo test test-all test-unit test-faults lint format kafka-up kafka-status kafka-down clean \
-	services services-stop services-check test-compat
+	services services-stop services-check test-compat test-sqlite
 
 install: $(STAMP)
 
@@ -47,6 +47,18 @@ test: install services-check
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) \
 		$(PY) -m pytest -m "not slow" --durations=25 $(XDIST) $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory test-compat
+	$(MAKE) --no-print-directory test-sqlite
+
+# The console's browser tests once more on SQLite, the demo's database (the suite above runs on Postgres): alert
+# rules and targets, the audit log, records, offset resets, broker health, sign-on, MM2 export, the charts' ranges.
+SQLITE_TESTS ?= tests/browser/test_alerts_manage.py tests/browser/test_audit_log.py tests/browser/test_flow_records.py \
+	tests/browser/test_group_reset.py tests/browser/test_broker_health.py tests/browser/test_sso_login.py tests/browser/test_ldap_login.py \
+	tests/browser/test_flow_export.py tests/browser/test_chart_range.py tests/browser/test_partitions_and_rates.py
+test-sqlite: install
+	@mkdir -p var && rm -f var/test-sqlite.sqlite3*
+	@echo "== the console's browser tests on SQLite"
+	DATABASE_URL=sqlite:///$(CURDIR)/var/test-sqlite.sqlite3 CELERY_BROKER_URL=memory:// \
+		$(PY) -m pytest $(XDIST) $(SQLITE_TESTS) $(PYTEST_ARGS)
 
 test-compat: install services-check
 	@for run in $(COMPAT_RUNS); do \

@@ -14,8 +14,17 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+
+import ldap
+import pytest
+from django_auth_ldap.config import GroupOfNamesType, LDAPSearch
+
+from controlplane.core.permissions import ADMIN, OPERATOR
+from tests.support import workers
 
 SLAPD = "/usr/sbin/slapd"
 SLAPADD = "/usr/sbin/slapadd"
@@ -151,3 +160,31 @@ def _directory(users: dict[str, str], groups: dict[str, Iterable[str]]) -> str:
         members = "".join(f"member: {user_dn(uid)}\n" for uid in uids) or f"member: {ROOT_DN}\n"
         entries.append(f"dn: {group_dn(cn)}\nobjectClass: groupOfNames\ncn: {cn}\n{members}")
     return "\n".join(entries)
+
+
+@contextmanager
+def running(port_offset: int, users: dict[str, str], groups: dict[str, Iterable[str]]) -> Iterator[Slapd]:
+    """A slapd for a test module, on a port within this test worker's stride (skips when slapd is missing)."""
+    if (why := missing()) is not None:
+        pytest.skip(why)
+    server = Slapd(workers.port(int(os.environ.get("MIRRORPLANE_TEST_PORT_BASE", "29092"))) + port_offset)
+    server.start(users, groups)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def log_in_through(settings: Any, server: Slapd, admins: str = "kafka-admins", operators: str = "kafka-ops") -> None:
+    """Settings as docs/sso.md's LDAP example gives them, pointed at the server: members of ``admins`` are admins,
+    of ``operators`` operators."""
+    settings.MIRRORPLANE_LDAP = True
+    settings.AUTH_LDAP_SERVER_URI = server.url
+    settings.AUTH_LDAP_USER_DN_TEMPLATE = f"uid=%(user)s,{PEOPLE}"
+    settings.AUTH_LDAP_GROUP_SEARCH = LDAPSearch(GROUPS, ldap.SCOPE_SUBTREE, "(objectClass=*)")
+    settings.AUTH_LDAP_GROUP_TYPE = GroupOfNamesType()
+    settings.MIRRORPLANE_LDAP_ROLE_GROUPS = {
+        group_dn(admins).upper(): ADMIN,  # DNs compare case-insensitively
+        group_dn(operators): OPERATOR,
+    }
+    settings.AUTHENTICATION_BACKENDS = [*settings.AUTHENTICATION_BACKENDS, "controlplane.accounts.backends.LdapBackend"]

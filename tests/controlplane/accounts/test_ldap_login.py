@@ -3,20 +3,16 @@ at each login."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
-import ldap
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
-from django_auth_ldap.config import GroupOfNamesType, LDAPSearch
 
 from controlplane.audit.models import AuditRecord
 from controlplane.core.permissions import ADMIN, OPERATOR, VIEWER, role_of
 from tests.support import slapd
-from tests.support.workers import port
 
 LDAP_PORT_OFFSET = 60  # within this worker's stride, clear of the test clusters' ports
 PASSWORDS = {"carol": "carol-ldap-pass-1", "dave": "dave-ldap-pass-2", "erin": "erin-ldap-pass-3"}
@@ -24,30 +20,15 @@ PASSWORDS = {"carol": "carol-ldap-pass-1", "dave": "dave-ldap-pass-2", "erin": "
 
 @pytest.fixture(scope="module")
 def directory() -> Iterator[slapd.Slapd]:
-    if (why := slapd.missing()) is not None:
-        pytest.skip(why)
-    base = int(os.environ.get("MIRRORPLANE_TEST_PORT_BASE", "29092"))
-    server = slapd.Slapd(port(base) + LDAP_PORT_OFFSET)
-    server.start(PASSWORDS, {"kafka-admins": ["carol"], "kafka-ops": ["dave"], "staff": ["erin"]})
-    try:
+    with slapd.running(
+        LDAP_PORT_OFFSET, PASSWORDS, {"kafka-admins": ["carol"], "kafka-ops": ["dave"], "staff": ["erin"]}
+    ) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
 def ldap_login(directory: slapd.Slapd, settings: Any) -> slapd.Slapd:
-    """Settings as docs/sso.md's LDAP example gives them, pointed at the test server."""
-    settings.MIRRORPLANE_LDAP = True
-    settings.AUTH_LDAP_SERVER_URI = directory.url
-    settings.AUTH_LDAP_USER_DN_TEMPLATE = f"uid=%(user)s,{slapd.PEOPLE}"
-    settings.AUTH_LDAP_GROUP_SEARCH = LDAPSearch(slapd.GROUPS, ldap.SCOPE_SUBTREE, "(objectClass=*)")
-    settings.AUTH_LDAP_GROUP_TYPE = GroupOfNamesType()
-    settings.MIRRORPLANE_LDAP_ROLE_GROUPS = {
-        slapd.group_dn("kafka-admins").upper(): ADMIN,  # DNs compare case-insensitively
-        slapd.group_dn("kafka-ops"): OPERATOR,
-    }
-    settings.AUTHENTICATION_BACKENDS = [*settings.AUTHENTICATION_BACKENDS, "controlplane.accounts.backends.LdapBackend"]
+    slapd.log_in_through(settings, directory)
     return directory
 
 
