@@ -24,7 +24,7 @@ import pytest
 from django_auth_ldap.config import GroupOfNamesType, LDAPSearch
 
 from controlplane.core.permissions import ADMIN, OPERATOR
-from tests.support import workers
+from tests.support import processes, workers
 
 SLAPD = "/usr/sbin/slapd"
 SLAPADD = "/usr/sbin/slapadd"
@@ -106,14 +106,8 @@ class Slapd:
         )
 
     def stop(self) -> None:
-        if self._process is not None:
-            self._process.terminate()
-            try:
-                self._process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
-            self._process = None
+        processes.stop(self._process)
+        self._process = None
         shutil.rmtree(self.state_dir, ignore_errors=True)
 
 

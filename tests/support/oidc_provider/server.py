@@ -11,6 +11,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from tests.support import processes
+
 ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -75,11 +77,5 @@ class OidcProvider:
         (self.state_dir / "groups.json").write_text(json.dumps(groups), encoding="utf-8")
 
     def stop(self) -> None:
-        if self._process is not None:
-            self._process.terminate()
-            try:
-                self._process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
-            self._process = None
+        processes.stop(self._process)
+        self._process = None
