@@ -11,6 +11,11 @@ The exchange's table of bound queues, in the control folder, had the same race a
 table with ``open("wb")``, which empties it before the lock is taken. A process declaring its queues at that moment
 read an empty table and died on the JSONDecodeError, or wrote its own binding over another's, and messages for the lost
 queue went nowhere. Here every change to a table is made under a lock file beside it and lands by rename.
+
+Within one process kombu keeps the bindings of all its connections in one state, and records a binding there before
+it writes the table. A second thread declaring the same queue saw it bound, published before the table had it, and
+kombu routed the message to its dead-letter queue with a warning: a lost task when two web requests queue the
+first jobs at once. Here a process binds one queue at a time, so a binding it has recorded is in the table.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import fcntl
 import itertools
 import os
+import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +38,7 @@ from kombu.utils.json import dumps, loads
 Table = list[filesystem.exchange_queue_t]
 
 _SENT = itertools.count()
+_BINDING = threading.Lock()
 
 
 class Channel(filesystem.Channel):
@@ -47,6 +54,17 @@ class Channel(filesystem.Channel):
             os.replace(partial, final)
         except OSError as exc:
             raise ChannelError(f"Cannot add file {final!r} to directory") from exc
+
+    def queue_bind(
+        self,
+        queue: str,
+        exchange: str | None = None,
+        routing_key: str = "",
+        arguments: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        with _BINDING:
+            super().queue_bind(queue, exchange, routing_key, arguments, **kwargs)
 
     def get_table(self, exchange: str) -> Table:  # type: ignore[override]  # as kombu's filesystem Channel's
         file = self._table_file(exchange)
