@@ -112,7 +112,10 @@ def replicate(flow: FlowConfig, done: Callable[[], bool], what: str, batch_size:
 
 
 def produce_transactions(bootstrap: str, topic: str, plan: Iterable[tuple[int, bool]], partition: int = 0) -> None:
-    """Transactions of (records, commit?) in order; aborted records are really written (flushed) before the abort."""
+    """Transactions of (records, commit?) in order; aborted records are really written (flushed) before the abort.
+    Returns once the last transaction's marker is in the partition: the coordinator writes markers after it has
+    answered the producer, so the end offset a read_committed client reads (the last stable offset) moves past the
+    transaction a moment after the commit or abort returned (CI once read the old end there)."""
     producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"mp-test-{uuid.uuid4().hex[:8]}"})
     producer.init_transactions(30)
     seq = 0
@@ -127,3 +130,26 @@ def produce_transactions(bootstrap: str, topic: str, plan: Iterable[tuple[int, b
             producer.commit_transaction(30)
         else:
             producer.abort_transaction(30)
+    wait_for_markers(bootstrap, topic, partition)
+
+
+def wait_for_markers(bootstrap: str, topic: str, partition: int, timeout: float = 30.0) -> None:
+    """Until the partition has no open transaction: its last stable offset (read_committed) is its high watermark
+    (read_uncommitted), which includes every marker written."""
+    part = TopicPartition(topic, partition)
+    readers = [
+        Consumer({"bootstrap.servers": bootstrap, "group.id": "mp-test-probe", "isolation.level": level})
+        for level in ("read_committed", "read_uncommitted")
+    ]
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            stable, high = (reader.get_watermark_offsets(part, timeout=10)[1] for reader in readers)
+            if stable == high:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{topic}-{partition}: last stable offset {stable} still below {high}")
+            time.sleep(0.05)
+    finally:
+        for reader in readers:
+            reader.close()
