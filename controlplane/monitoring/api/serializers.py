@@ -159,13 +159,18 @@ class FlowEdgesSerializer(serializers.Serializer[dict[str, Any]]):
     edges = GraphEdgeSerializer(many=True, help_text="the named flows that exist, by id")
 
 
-class FlowHistorySerializer(serializers.Serializer[dict[str, Any]]):
-    """A flow's samples over the window, oldest first."""
+class HistoryWindowSerializer(serializers.Serializer[dict[str, Any]]):
+    """The window a chart's history covers: the last ``minutes``, or since to until."""
 
-    flow = serializers.IntegerField(help_text="the flow's id")
     minutes = serializers.IntegerField(allow_null=True, help_text="the window asked for; null for since and until")
     since = serializers.DateTimeField(help_text="the window's start")
     until = serializers.DateTimeField(help_text="the window's end")
+
+
+class FlowHistorySerializer(HistoryWindowSerializer):
+    """A flow's samples over the window, oldest first."""
+
+    flow = serializers.IntegerField(help_text="the flow's id")
     bucket_seconds = serializers.IntegerField(
         help_text="0: one point per sampler tick; else the samples of each bucket of this many seconds merged into "
         "one point (rates averaged, lag and p99 at their highest), so a long window stays within 720 points"
@@ -185,12 +190,9 @@ class TotalPointSerializer(serializers.Serializer[dict[str, Any]]):
     lag = serializers.IntegerField(allow_null=True, help_text="source records not yet replicated, over all flows")
 
 
-class TotalHistorySerializer(serializers.Serializer[dict[str, Any]]):
+class TotalHistorySerializer(HistoryWindowSerializer):
     """All flows together over the window, oldest first: the dashboard's charts."""
 
-    minutes = serializers.IntegerField(allow_null=True, help_text="the window asked for; null for since and until")
-    since = serializers.DateTimeField(help_text="the window's start")
-    until = serializers.DateTimeField(help_text="the window's end")
     bucket_seconds = serializers.IntegerField(
         help_text="the width of each point's bucket: at least one sampler tick, a minute past an hour's window, and "
         "wide enough that the window stays within 720 points"

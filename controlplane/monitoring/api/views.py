@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from django.http import QueryDict
 from django.shortcuts import get_object_or_404
@@ -82,15 +83,7 @@ class FlowHistoryView(APIView):
     def get(self, request: Request, pk: int) -> Response:
         flow = get_object_or_404(Flow, pk=pk)
         minutes, since, until = _window(request.query_params)
-        found = sampling.history(flow, since, until)
-        history = {
-            "flow": flow.pk,
-            "minutes": minutes,
-            "since": found.since,
-            "until": found.until,
-            "bucket_seconds": found.bucket_seconds,
-            "samples": found.samples,
-        }
+        history = {"flow": flow.pk, **_history(minutes, sampling.history(flow, since, until))}
         return Response(FlowHistorySerializer(history).data)
 
 
@@ -103,15 +96,7 @@ class TotalHistoryView(APIView):
     @extend_schema(parameters=[MINUTES, SINCE, UNTIL], responses=TotalHistorySerializer)
     def get(self, request: Request) -> Response:
         minutes, since, until = _window(request.query_params)
-        found = sampling.total_history(since, until)
-        history = {
-            "minutes": minutes,
-            "since": found.since,
-            "until": found.until,
-            "bucket_seconds": found.bucket_seconds,
-            "samples": found.samples,
-        }
-        return Response(TotalHistorySerializer(history).data)
+        return Response(TotalHistorySerializer(_history(minutes, sampling.total_history(since, until))).data)
 
 
 MAX_PARTITION_MINUTES = partition_lag.RETENTION_HOURS * 60
@@ -206,6 +191,16 @@ def _window(params: QueryDict) -> tuple[int | None, datetime, datetime]:
     if until - since > timedelta(minutes=MAX_HISTORY_MINUTES):
         raise ValidationError({"until": [f"expected at most {MAX_HISTORY_MINUTES} minutes after since"]})
     return None, since, until
+
+
+def _history(minutes: int | None, found: sampling.History | sampling.TotalHistory) -> dict[str, Any]:
+    return {
+        "minutes": minutes,
+        "since": found.since,
+        "until": found.until,
+        "bucket_seconds": found.bucket_seconds,
+        "samples": found.samples,
+    }
 
 
 def _moment(params: QueryDict, name: str) -> datetime:
