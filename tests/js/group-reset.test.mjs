@@ -1,8 +1,10 @@
-// group-reset.js's pure parts: the form's values as the API's body, a UTC time of day read as 24-hour.
+// group-reset.js's pure parts: the form's values as the API's body, a UTC time of day read as 24-hour; and api.js's
+// problem(), the line the form shows for a refusal.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { problem, resetBody, utcInstant } from "../../frontend/static/js/group-reset.js";
+import { problem } from "../../frontend/static/js/api.js";
+import { resetBody, utcInstant } from "../../frontend/static/js/group-reset.js";
 
 test("a typed time is UTC and 24-hour; other text goes to the API as typed", () => {
   assert.equal(utcInstant("2026-11-28 13:05"), "2026-11-28T13:05:00Z");

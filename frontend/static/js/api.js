@@ -14,6 +14,17 @@ export class ApiError extends Error {
   }
 }
 
+// A refusal as one line: the API's `detail`, or each field named with its reasons.
+export function problem(error) {
+  const data = error.data;
+  if (data && typeof data === "object" && !data.detail) {
+    return Object.entries(data)
+      .map(([field, reasons]) => `${field}: ${[].concat(reasons).join(" ")}`)
+      .join("; ");
+  }
+  return error.message;
+}
+
 function csrfToken() {
   const meta = document.querySelector('meta[name="csrf-token"]');
   return meta ? meta.content : "";

@@ -1,6 +1,6 @@
 // /audit/: the audit log a page at a time, filtered by user, action, object and time (the API validates each
 // filter and names a bad one), with what each change did: the fields whose values differ before and after.
-import { get, latest } from "./api.js";
+import { get, latest, problem } from "./api.js";
 import { alert, clear, el, number, table, when } from "./dom.js";
 
 const PAGE = 50;
@@ -71,16 +71,6 @@ function filters() {
     out[name] = name === "since" || name === "until" ? instant(text) : text;
   }
   return out;
-}
-
-function problem(error) {
-  const data = error.data;
-  if (data && typeof data === "object" && !data.detail) {
-    return Object.entries(data)
-      .map(([field, reasons]) => `${field}: ${[].concat(reasons).join(" ")}`)
-      .join("; ");
-  }
-  return error.message;
 }
 
 const begin = latest();

@@ -3,7 +3,7 @@
 // (per partition the committed offset, the new one, the records read again or skipped, the log's start and end),
 // and, for operators and admins, the Confirm that writes exactly what the preview showed. The API refuses a group
 // with members, or one whose offsets moved since the preview, and the panel shows why.
-import { post } from "./api.js";
+import { post, problem } from "./api.js";
 import { alert, canOperate, clear, el, number, table } from "./dom.js";
 
 const MODES = [
@@ -31,17 +31,6 @@ export function resetBody({ to, topic = "", partition = "", timestamp = "", offs
   if (to === "timestamp") body.timestamp = utcInstant(timestamp);
   if (to === "offset") body.offset = String(offset).trim() === "" ? null : Number(offset);
   return body;
-}
-
-// A refusal as one line: the API's `detail`, or each field named with its reasons.
-export function problem(error) {
-  const data = error.data;
-  if (data && typeof data === "object" && !data.detail) {
-    return Object.entries(data)
-      .map(([field, reasons]) => `${field}: ${[].concat(reasons).join(" ")}`)
-      .join("; ");
-  }
-  return error.message;
 }
 
 const records = (n) => `${number(n)} ${n === 1 ? "record" : "records"}`;
